@@ -353,7 +353,7 @@ const auto con_close_def = x3::lit(')');
 const auto kw_no_defract = x3::lexeme[x3::lit("no_defract") >> word_end];
 const auto kw_default = x3::lexeme[x3::lit("default") >> word_end];
 
-const auto contraction_def = out_spec[con_out] >> '=' >> agg_op[con_agg] > '(' > access[con_input] >
+const auto contraction_def = out_spec[con_out] > '=' > agg_op[con_agg] > '(' > access[con_input] >
                              -(comb_op[con_comb] > access[con_input] > -('?' > access[con_cond])) > con_close >
                              *(',' > constraint[con_constraint]) >
                              *(kw_no_defract[con_no_defract] | (kw_default > upper_id[con_default]));

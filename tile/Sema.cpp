@@ -109,8 +109,9 @@ class Analyzer {
                        : info.min_args == info.max_args ? std::to_string(info.min_args)
                                                          : std::to_string(info.min_args) + " to " +
                                                                std::to_string(info.max_args);
-    error(call.range, "'" + std::string(info.name) + "' takes " + want + " argument" +
-                          (want == "1" ? "" : "s") + ", got " + std::to_string(n));
+    bool singular = want == "1" || want == "at least 1";
+    error(call.range, "'" + std::string(info.name) + "' takes " + want + " argument" + (singular ? "" : "s") +
+                          ", got " + std::to_string(n));
   }
 
   std::string fresh_name(const std::string &base) {

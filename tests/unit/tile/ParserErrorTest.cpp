@@ -1,0 +1,112 @@
+// Every syntax and semantic error of the front end: its message and the line:column it points at.
+#include <gtest/gtest.h>
+
+#include "tile/Diagnostics.h"
+#include "tile/Parser.h"
+
+namespace tessera::tile {
+namespace {
+
+struct ErrorCase {
+  const char *name;
+  const char *program;
+  const char *location;  // "line:col"
+  const char *message;
+};
+
+// Programs are written on several lines so that the line numbers are checked too.
+const ErrorCase kCases[] = {
+    {"missing_semicolon", "function (A[N]) -> (B) {\n  B = A + 1\n}", "3:1", "expected ';', found '}'"},
+    {"missing_function_keyword", "\n  funktion (A) -> (B) { B = A; }", "2:3", "expected 'function', found 'funktion'"},
+    {"unknown_function", "function (A[N]) -> (B) {\n  B = foo(A);\n}", "2:7", "unknown function 'foo'"},
+    {"unknown_name", "function (A[N]) -> (B) {\n  B = add(A, C);\n}", "2:14", "unknown name 'C'"},
+    {"use_before_definition", "function (A[N]) -> (B) {\n  X = B;\n  B = A;\n}", "2:7",
+     "'B' is used before it is defined (at t.tile:3:3)"},
+    {"redefinition", "function (A[N]) -> (B) {\n  B = A;\n  B = exp(A);\n}", "3:3",
+     "'B' is already defined at t.tile:2:3"},
+    {"assign_to_input", "function (A[N]) -> (B) {\n  A = A;\n  B = A;\n}", "2:3",
+     "'A' is an input and cannot be assigned"},
+    {"input_declared_twice", "function (A[N],\n          A[M]) -> (B) { B = A; }", "2:11",
+     "input 'A' is declared twice (first at t.tile:1:11)"},
+    {"dimension_and_tensor", "function (A[N], N[M]) -> (B) { B = A; }", "1:13", "'N' names both a tensor and a dimension"},
+    {"index_in_no_access", "function (A[N]) -> (B) {\n  B[i : N] = +(A[i]), k < 3;\n}", "2:23",
+     "index 'k' appears in no tensor access"},
+    {"index_outside_contraction", "function (A[N]) -> (B) {\n  B = A + i;\n}", "2:11",
+     "unknown name 'i' (index variables may only appear in a contraction's tensor accesses)"},
+    {"missing_sizes", "function (A[N]) -> (B) {\n  B[i] = +(A[i]);\n}", "2:3",
+     "contraction output 'B' needs its sizes, as in B[i, j : I, J]"},
+    {"size_count", "function (A[N]) -> (B) {\n  B[i, j : N] = +(A[i]);\n}", "2:3", "output 'B' has 2 indices but 1 sizes"},
+    {"dimension_as_tensor", "function (A[N]) -> (B) {\n  B[i : N] = +(N[i]);\n}", "2:16", "'N' is a dimension, not a tensor"},
+    {"arity", "function (A[N]) -> (B) {\n  B = exp(A, A);\n}", "2:7", "'exp' takes 1 argument, got 2"},
+    {"arity_cond", "function (A[N]) -> (B) {\n  B = cond(A, A);\n}", "2:7", "'cond' takes 3 arguments, got 2"},
+    {"arity_reshape", "function (A[N]) -> (B) {\n  B = reshape();\n}", "2:7", "'reshape' takes at least 1 argument, got 0"},
+    {"ternary_needs_eq", "function (A[N]) -> (B) {\n  B[i : N] = +(A[i] * A[i] ? A[i]);\n}", "2:30",
+     "a ternary contraction compares with '==': A[..] == B[..] ? C[..]"},
+    {"bad_combination", "function (A[N]) -> (B) {\n  B[i : N] = +(A[i] < A[i]);\n}", "2:21",
+     "expected ')' or a combination ('*', '+', '=='), found '<'"},
+    {"bad_aggregation", "function (A[N]) -> (B) {\n  B[i : N] = -(A[i]);\n}", "2:14",
+     "expected aggregation ('+', '*', '>', '<' or '='), found '-(A[i]);'"},
+    {"unclosed_access", "function (A[N]) -> (B) {\n  B[i : N] = +(A[i);\n}", "2:19", "expected ']', found ');'"},
+    {"bad_keyword_after_contraction", "function (A[N]) -> (B) {\n  B[i : N] = +(A[i]) defalt C;\n}", "2:22",
+     "expected ';', found 'defalt'"},
+    {"default_needs_tensor", "function (A[N]) -> (B) {\n  B[i : N] = +(A[i]) default 3;\n}", "2:30",
+     "expected name, found '3;'"},
+    {"unknown_default", "function (A[N]) -> (B) {\n  B[i : N] = +(A[i]) default Z;\n}", "2:30", "unknown name 'Z'"},
+    {"output_never_defined", "function (A[N]) -> (B,\n   C) {\n  B = A;\n}", "2:4", "output 'C' is never defined"},
+    {"output_twice", "function (A[N]) -> (B, B) { B = A; }", "1:24", "output 'B' is listed twice"},
+    {"output_is_input", "function (A[N]) -> (A) { B = A; }", "1:21",
+     "output 'A' is an input; return a copy instead (Y = A;)"},
+    {"integer_too_large", "function (A[N]) -> (B) {\n  B = A * 99999999999999999999;\n}", "2:11",
+     "integer literal '99999999999999999999' does not fit in 64 bits"},
+    {"trailing_garbage", "function (A[N]) -> (B) { B = A; }\n}", "2:1", "expected end of input, found '}'"},
+    {"unterminated_body", "function (A[N]) -> (B) { B = A;", "1:32", "expected a statement or '}', found end of input"},
+    {"missing_arrow", "function (A[N]) (B) { B = A; }", "1:17", "expected \"->\", found '(B)'"},
+    {"unknown_name_in_size", "function (A[N]) -> (B) {\n  B[i : M] = +(A[i]);\n}", "2:9", "unknown name 'M'"},
+    {"unknown_name_in_index", "function (A[N]) -> (B) {\n  B[i : N] = +(A[i + P]);\n}", "2:22", "unknown name 'P'"},
+};
+
+class ParserError : public testing::TestWithParam<ErrorCase> {};
+
+TEST_P(ParserError, PointsAtTheProblem) {
+  const ErrorCase &c = GetParam();
+  try {
+    parse_program(c.program, "t.tile");
+    FAIL() << "no error for:\n" << c.program;
+  } catch (const Error &e) {
+    std::string first_line = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
+    EXPECT_EQ(first_line, std::string("t.tile:") + c.location + ": error: " + c.message) << e.what();
+    // The diagnostic shows the source line and a caret under the column.
+    std::string text = e.what();
+    EXPECT_NE(text.find("\n"), std::string::npos);
+    EXPECT_NE(text.find('^'), std::string::npos);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tile, ParserError, testing::ValuesIn(kCases),
+                         [](const testing::TestParamInfo<ErrorCase> &info) { return std::string(info.param.name); });
+
+TEST(Diagnostics, CaretUnderlinesTheRange) {
+  try {
+    parse_program("function (A[N]) -> (B) {\n  B = exp(A, A);\n}", "t.tile");
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "t.tile:2:7: error: 'exp' takes 1 argument, got 2\n"
+              "  B = exp(A, A);\n"
+              "      ^~~~~~~~~");
+  }
+}
+
+TEST(Diagnostics, NeverCrashesOnTruncatedPrograms) {
+  // Every prefix of a valid program is either valid or a clean tile::Error.
+  std::string text = "function (A[N, M], B[M]) -> (C) { [[p(x)]] C[i : N] = +(A[i, j] * B[j]), j < M default A; }";
+  for (size_t n = 0; n < text.size(); ++n) {
+    try {
+      parse_program(text.substr(0, n), "t.tile");
+    } catch (const Error &) {
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera::tile
