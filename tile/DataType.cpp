@@ -88,8 +88,10 @@ ValueType promote(ValueType a, ValueType b) {
     return {is_float(a.dtype) || is_float(b.dtype) ? DType::Float32 : DType::Int32, true};
   if (a.weak != b.weak) {
     ValueType strong = a.weak ? b : a, weak = a.weak ? a : b;
-    // A float literal meeting an integer tensor makes the result float.
+    // A float literal meeting an integer tensor makes the result float; any number meeting a
+    // bool makes it a number, as in numpy (`(A < B) + 1` counts).
     if (is_float(weak.dtype) && !is_float(strong.dtype)) return {DType::Float32, false};
+    if (strong.dtype == DType::Bool) return {weak.dtype, false};
     return strong;
   }
   return {promote_strong(a.dtype, b.dtype), false};

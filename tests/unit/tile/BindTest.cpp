@@ -13,7 +13,7 @@ using Types = std::map<std::string, TensorType>;
 TensorType f32(std::vector<int64_t> shape) { return {DType::Float32, std::move(shape)}; }
 
 BoundProgram bind_text(const std::string &text, const Types &inputs) {
-  return bind(parse_program(text, "f.tile"), inputs);
+  return tile::bind(parse_program(text, "f.tile"), inputs);
 }
 
 // The first line of the error bind reports (file:line:col: error: message).
@@ -28,8 +28,9 @@ std::string bind_error(const std::string &text, const Types &inputs) {
 }
 
 TEST(Bind, ShapesAndDimsOfAMatmul) {
-  auto b = bind_text("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
-                     {{"A", f32({2, 3})}, {"B", f32({3, 5})}});
+  auto b =
+      bind_text("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+                {{"A", f32({2, 3})}, {"B", f32({3, 5})}});
   EXPECT_EQ(b.dims.at("M"), 2);
   EXPECT_EQ(b.dims.at("K"), 3);
   EXPECT_EQ(b.dims.at("N"), 5);
@@ -42,8 +43,9 @@ TEST(Bind, ShapesAndDimsOfAMatmul) {
 }
 
 TEST(Bind, SizeExpressionsFoldWithFloorDivision) {
-  auto b = bind_text("function (I[N], K[KN]) -> (O) { O[x : N] = +(I[x + k - (KN - 1) / 2] * K[k]); }",
-                     {{"I", f32({8})}, {"K", f32({4})}});
+  auto b =
+      bind_text("function (I[N], K[KN]) -> (O) { O[x : N] = +(I[x + k - (KN - 1) / 2] * K[k]); }",
+                {{"I", f32({8})}, {"K", f32({4})}});
   const auto &c = b.statements[0].contraction();
   // (4 - 1) / 2 floors to 1.
   EXPECT_EQ(c.inputs[0].dims[0].str(c.indices), "x + k - 1");
@@ -56,8 +58,9 @@ TEST(Bind, RationalIndexCoefficients) {
 }
 
 TEST(Bind, WeakConstantsKeepTheTensorType) {
-  auto b = bind_text("function (X[N]) -> (Y, Z) { C = 0; Y = cond(cmp_lt(X, C), C, X); Z = add(X, 0.5); }",
-                     {{"X", {DType::Float16, {4}}}});
+  auto b = bind_text(
+      "function (X[N]) -> (Y, Z) { C = 0; Y = cond(cmp_lt(X, C), C, X); Z = add(X, 0.5); }",
+      {{"X", {DType::Float16, {4}}}});
   EXPECT_EQ(b.type_of("C"), (TensorType{DType::Int32, {}}));
   EXPECT_EQ(b.type_of("Y").dtype, DType::Float16);
   EXPECT_EQ(b.type_of("Z").dtype, DType::Float16);
@@ -65,16 +68,17 @@ TEST(Bind, WeakConstantsKeepTheTensorType) {
 
 TEST(Bind, TypeRules) {
   auto b = bind_text(
-      "function (I[N], U[N], F[N]) -> (A, B, C, D, E, G, H) { A = exp(I); B = add(I, U); C = cmp_lt(I, F); "
+      "function (I[N], U[N], F[N]) -> (A, B, C, D, E, G, H) { A = exp(I); B = add(I, U); C = "
+      "cmp_lt(I, F); "
       "D = as_int(F, 16); E = bit_and(I, 3); G = neg(U); H = add(N, 1); }",
       {{"I", {DType::Int32, {2}}}, {"U", {DType::UInt8, {2}}}, {"F", {DType::Float64, {2}}}});
-  EXPECT_EQ(b.type_of("A").dtype, DType::Float32);  // float math on ints gives float32
+  EXPECT_EQ(b.type_of("A").dtype, DType::Float32); // float math on ints gives float32
   EXPECT_EQ(b.type_of("B").dtype, DType::Int32);
   EXPECT_EQ(b.type_of("C").dtype, DType::Bool);
   EXPECT_EQ(b.type_of("D").dtype, DType::Int16);
   EXPECT_EQ(b.type_of("E").dtype, DType::Int32);
   EXPECT_EQ(b.type_of("G").dtype, DType::UInt8);
-  EXPECT_EQ(b.type_of("H"), (TensorType{DType::Int32, {}}));  // a dimension used as a value
+  EXPECT_EQ(b.type_of("H"), (TensorType{DType::Int32, {}})); // a dimension used as a value
 }
 
 TEST(Bind, Broadcasting) {
@@ -86,7 +90,8 @@ TEST(Bind, Broadcasting) {
 TEST(Bind, Specials) {
   auto b = bind_text(
       "function (X[N, M], I[K]) -> (S, R, X1, G, T, V, NS) { S = shape(X); R = reshape(X, M, N); "
-      "X1 = index(X, 1); G = gather(X, I); T = prng_step(I, 2, N); V = prng_value(T); NS = prng_state(T); }",
+      "X1 = index(X, 1); G = gather(X, I); T = prng_step(I, 2, N); V = prng_value(T); NS = "
+      "prng_state(T); }",
       {{"X", f32({2, 3})}, {"I", {DType::Int32, {5}}}});
   EXPECT_EQ(b.type_of("S"), (TensorType{DType::Int32, {2}}));
   EXPECT_EQ(b.type_of("R"), f32({3, 2}));
@@ -100,13 +105,15 @@ TEST(Bind, Specials) {
 // ---- errors: each names the place and says what is wrong ----
 
 TEST(BindError, DimensionBoundTwice) {
-  EXPECT_EQ(bind_error("function (A[N], B[N]) -> (C) { C = add(A, B); }", {{"A", f32({4})}, {"B", f32({3})}}),
+  EXPECT_EQ(bind_error("function (A[N], B[N]) -> (C) { C = add(A, B); }",
+                       {{"A", f32({4})}, {"B", f32({3})}}),
             "f.tile:1:19: error: dimension N bound to 3 here and to 4 at f.tile:1:13");
 }
 
 TEST(BindError, RankMismatch) {
-  EXPECT_EQ(bind_error("function (A[N, M]) -> (B) { B = A; }", {{"A", f32({4})}}),
-            "f.tile:1:11: error: input 'A' is declared with 2 dimensions but its value float32[4] has 1");
+  EXPECT_EQ(
+      bind_error("function (A[N, M]) -> (B) { B = A; }", {{"A", f32({4})}}),
+      "f.tile:1:11: error: input 'A' is declared with 2 dimensions but its value float32[4] has 1");
 }
 
 TEST(BindError, LiteralSizeMismatch) {
@@ -115,7 +122,8 @@ TEST(BindError, LiteralSizeMismatch) {
 }
 
 TEST(BindError, MissingInput) {
-  EXPECT_EQ(bind_error("function (A[N]) -> (B) { B = A; }", {}), "f.tile:1:11: error: no value for input 'A'");
+  EXPECT_EQ(bind_error("function (A[N]) -> (B) { B = A; }", {}),
+            "f.tile:1:11: error: no value for input 'A'");
 }
 
 TEST(BindError, UnknownInput) {
@@ -125,9 +133,10 @@ TEST(BindError, UnknownInput) {
 
 TEST(BindError, NotAffine) {
   EXPECT_EQ(bind_error("function (A[N]) -> (B) { B[i : N] = +(A[i * i]); }", {{"A", f32({4})}}),
-            "f.tile:1:40: error: index expression is not affine");
-  EXPECT_EQ(bind_error("function (A[N]) -> (B) { B[i : N] = +(A[N / (i + 1)]); }", {{"A", f32({4})}}),
-            "f.tile:1:40: error: index expression is not affine");
+            "f.tile:1:41: error: index expression is not affine");
+  EXPECT_EQ(
+      bind_error("function (A[N]) -> (B) { B[i : N] = +(A[N / (i + 1)]); }", {{"A", f32({4})}}),
+      "f.tile:1:41: error: index expression is not affine");
 }
 
 TEST(BindError, UnboundedIndex) {
@@ -136,7 +145,8 @@ TEST(BindError, UnboundedIndex) {
 }
 
 TEST(BindError, BroadcastMismatch) {
-  EXPECT_EQ(bind_error("function (A[N, M], B[K]) -> (C) { C = add(A, B); }", {{"A", f32({2, 3})}, {"B", f32({4})}}),
+  EXPECT_EQ(bind_error("function (A[N, M], B[K]) -> (C) { C = add(A, B); }",
+                       {{"A", f32({2, 3})}, {"B", f32({4})}}),
             "f.tile:1:39: error: cannot broadcast float32[2, 3] with float32[4]");
 }
 
@@ -148,24 +158,28 @@ TEST(BindError, BitwiseOnFloat) {
 TEST(BindError, BadCastBits) {
   EXPECT_EQ(bind_error("function (A[N]) -> (B) { B = as_float(A, 12); }", {{"A", f32({2})}}),
             "f.tile:1:42: error: 'as_float' takes 16, 32 or 64 bits, not 12");
-  EXPECT_EQ(bind_error("function (A[N], W[M]) -> (B) { B = as_int(A, W); }", {{"A", f32({2})}, {"W", f32({1})}}),
+  EXPECT_EQ(bind_error("function (A[N], W[M]) -> (B) { B = as_int(A, W); }",
+                       {{"A", f32({2})}, {"W", f32({1})}}),
             "f.tile:1:46: error: the bit width of 'as_int' must be a constant integer");
 }
 
 TEST(BindError, ReshapeCountMismatch) {
-  EXPECT_EQ(bind_error("function (A[N, M]) -> (B) { B = reshape(A, 5); }", {{"A", f32({2, 3})}}),
-            "f.tile:1:33: error: cannot reshape float32[2, 3] (6 elements) to float32[5] (5 elements)");
+  EXPECT_EQ(
+      bind_error("function (A[N, M]) -> (B) { B = reshape(A, 5); }", {{"A", f32({2, 3})}}),
+      "f.tile:1:33: error: cannot reshape float32[2, 3] (6 elements) to float32[5] (5 elements)");
 }
 
 TEST(BindError, DefaultShapeMismatch) {
-  EXPECT_EQ(bind_error("function (A[N], D[M]) -> (B) { B[i : N] = +(A[i]) default D; }",
-                       {{"A", f32({2})}, {"D", f32({3})}}),
-            "f.tile:1:59: error: the default float32[3] does not have the output's shape float32[2]");
+  EXPECT_EQ(
+      bind_error("function (A[N], D[M]) -> (B) { B[i : N] = +(A[i]) default D; }",
+                 {{"A", f32({2})}, {"D", f32({3})}}),
+      "f.tile:1:59: error: the default float32[3] does not have the output's shape float32[2]");
 }
 
 TEST(BindError, SizeNotAnInteger) {
-  EXPECT_EQ(bind_error("function (A[N]) -> (B) { C = 2.5; B[i : C] = +(A[i]); }", {{"A", f32({2})}}),
-            "f.tile:1:41: error: an output size is not an integer");
+  EXPECT_EQ(
+      bind_error("function (A[N]) -> (B) { C = 2.5; B[i : C] = +(A[i]); }", {{"A", f32({2})}}),
+      "f.tile:1:41: error: an output size is not an integer");
   EXPECT_EQ(bind_error("function (A[N]) -> (B) { B[i : N - 3] = +(A[i]); }", {{"A", f32({2})}}),
             "f.tile:1:32: error: an output size must not be negative (it is -1)");
   EXPECT_EQ(bind_error("function (A[N]) -> (B) { B[i : N] = +(A[i]), i < A; }", {{"A", f32({2})}}),
@@ -174,13 +188,14 @@ TEST(BindError, SizeNotAnInteger) {
 
 TEST(BindError, AccessRank) {
   EXPECT_EQ(bind_error("function (A[N]) -> (B) { B[i : N] = +(A[i, i]); }", {{"A", f32({2})}}),
-            "f.tile:1:38: error: tensor 'A' has rank 1 but is accessed with 2 indices");
+            "f.tile:1:39: error: tensor 'A' has rank 1 but is accessed with 2 indices");
 }
 
 TEST(BindError, GatherNeedsIntegerIndices) {
-  EXPECT_EQ(bind_error("function (A[N], I[M]) -> (B) { B = gather(A, I); }", {{"A", f32({2})}, {"I", f32({2})}}),
+  EXPECT_EQ(bind_error("function (A[N], I[M]) -> (B) { B = gather(A, I); }",
+                       {{"A", f32({2})}, {"I", f32({2})}}),
             "f.tile:1:46: error: 'gather' indices must be integers");
 }
 
-}  // namespace
-}  // namespace tessera::tile
+} // namespace
+} // namespace tessera::tile
