@@ -11,7 +11,7 @@ PROGRAMS = ROOT / "tests" / "programs"
 
 
 def tessera_binary():
-    path = os.environ.get("TESSERA_BIN", str(ROOT / "build" / "frontends" / "cli" / "tessera"))
+    path = os.path.abspath(os.environ.get("TESSERA_BIN", str(ROOT / "build" / "frontends" / "cli" / "tessera")))
     if not os.path.exists(path):
         pytest.exit(f"tessera binary not found at {path}; build first or set TESSERA_BIN", 2)
     return path

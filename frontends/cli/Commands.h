@@ -1,0 +1,15 @@
+// The subcommands of the `tessera` binary; each adds itself to the CLI11 app it is given.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace tessera::cli {
+
+/// `tessera run PROG.tile ...`: runs a Tile program on .npy inputs (RunCommand.cpp).
+void add_run_command(CLI::App &app);
+/// `tessera devices [--json]`: lists the devices this build has (DevicesCommand.cpp).
+void add_devices_command(CLI::App &app);
+
+}  // namespace tessera::cli

@@ -1,0 +1,41 @@
+// `tessera devices [--json]`: one line per device, or a JSON array with each device's facts.
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "backends/Registry.h"
+#include "frontends/cli/Commands.h"
+
+namespace tessera::cli {
+
+namespace {
+
+void list_devices(bool json) {
+  DeviceRegistry registry = builtin_devices();
+  nlohmann::json array = nlohmann::json::array();
+  for (const auto &name : registry.names()) {
+    DeviceInfo info = registry.create(name)->info();
+    if (!json) {
+      std::cout << info.name << "  " << info.backend << "  " << info.description << "\n";
+      continue;
+    }
+    array.push_back({{"name", info.name},
+                     {"backend", info.backend},
+                     {"description", info.description},
+                     {"facts", info.facts}});
+  }
+  if (json) std::cout << array.dump(2) << "\n";
+}
+
+}  // namespace
+
+void add_devices_command(CLI::App &app) {
+  CLI::App *cmd = app.add_subcommand("devices", "List the devices this machine has");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print a JSON array with each device's facts");
+  cmd->callback([json] { list_devices(*json); });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,189 @@
+// `tessera run PROG.tile`: binds a Tile program to .npy (or random) inputs, compiles it for a
+// device, runs it and writes each output to DIR/NAME.npy. Everything is computed before any file is
+// written, and the files are published together (FileBatch), so a failing run writes nothing.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "backends/Registry.h"
+#include "frontends/cli/Commands.h"
+#include "frontends/cli/InputSpec.h"
+#include "frontends/cli/RandomInput.h"
+#include "runtime/FileBatch.h"
+#include "runtime/Npy.h"
+#include "tile/Bind.h"
+#include "tile/Diagnostics.h"
+#include "tile/Parser.h"
+
+namespace tessera::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string program;
+  std::string device;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::string out_dir;
+  std::string stats;
+  std::string spec;
+  std::optional<uint64_t> seed;
+  int repeat = 1;
+};
+
+[[noreturn]] void fail(const std::string &message) {
+  throw tile::Error("tessera: error: " + message);
+}
+
+std::string input_names(const tile::Program &program) {
+  std::string names;
+  for (const auto &in : program.inputs) names += (names.empty() ? "" : ", ") + in.name;
+  return names.empty() ? "none" : names;
+}
+
+/// The input tensors: --in files first, then random data for the spec's other inputs. Inputs that
+/// nothing provides are left out; bind() reports them with their location in the program.
+TensorMap load_inputs(const RunOptions &options, const tile::Program &program) {
+  std::optional<std::map<std::string, tile::TensorType>> spec;
+  if (!options.spec.empty()) {
+    spec = read_spec(options.spec);
+    for (const auto &[name, type] : *spec)
+      if (!program.find_input(name))
+        throw tile::Error(options.spec + ": error: '" + name + "' is not an input of " +
+                          options.program + " (its inputs: " + input_names(program) + ")");
+  }
+
+  TensorMap inputs;
+  for (const auto &argument : options.inputs) {
+    InputFile file = parse_input_file(argument);
+    if (!program.find_input(file.name))
+      fail("--in names '" + file.name + "', which is not an input of " + options.program +
+           " (its inputs: " + input_names(program) + ")");
+    if (inputs.count(file.name)) fail("--in names '" + file.name + "' twice");
+    HostTensor tensor = read_npy(file.path);
+    if (spec && spec->count(file.name) && spec->at(file.name) != tensor.type())
+      throw tile::Error(file.path + ": error: holds " + tensor.type().str() + " but " +
+                        options.spec + " says input '" + file.name + "' is " +
+                        spec->at(file.name).str());
+    inputs.emplace(file.name, std::move(tensor));
+  }
+  if (!spec) return inputs;
+
+  for (const auto &in : program.inputs) {
+    auto type = spec->find(in.name);
+    if (inputs.count(in.name) || type == spec->end()) continue;
+    if (!options.seed)
+      fail("no data for input '" + in.name + "': pass --in " + in.name +
+           "=FILE.npy, or --random SEED to fill it with random values");
+    HostTensor tensor(type->second);
+    fill_random(tensor, *options.seed, in.name);
+    inputs.emplace(in.name, std::move(tensor));
+  }
+  return inputs;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::string summary(const HostTensor &tensor) {
+  double sum = 0;
+  for (int64_t i = 0; i < tensor.elements(); ++i) sum += tensor.get_double(i);
+  char text[64];
+  std::snprintf(text, sizeof text, "sum=%.6e", sum);
+  return tensor.type().str() + " " + text;
+}
+
+nlohmann::json stats_json(const RunStats &stats, const std::string &device) {
+  return {{"kernels", stats.kernels},           {"cache_hits", stats.cache_hits},
+          {"cache_misses", stats.cache_misses}, {"tuning_trials", stats.tuning_trials},
+          {"tune_seconds", stats.tune_seconds}, {"compile_seconds", stats.compile_seconds},
+          {"run_seconds", stats.run_seconds},   {"device", device}};
+}
+
+void run(const RunOptions &options) {
+  tile::Program program = tile::parse_program(tile::read_source_file(options.program));
+  DeviceRegistry registry = builtin_devices();
+  std::string device_name = options.device.empty() ? registry.default_name() : options.device;
+  std::unique_ptr<Device> device = registry.create(device_name);
+
+  TensorMap inputs = load_inputs(options, program);
+  std::map<std::string, tile::TensorType> types;
+  for (const auto &[name, tensor] : inputs) types.emplace(name, tensor.type());
+  tile::BoundProgram bound = tile::bind(program, types);
+
+  RunStats stats;
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<Executable> executable = device->compile(bound);
+  stats.compile_seconds = seconds_since(start);
+  stats.kernels = executable->kernel_count();
+  TensorMap outputs;
+  std::vector<double> times;
+  for (int i = 0; i < options.repeat; ++i) {
+    start = std::chrono::steady_clock::now();
+    outputs = executable->run(inputs);
+    times.push_back(seconds_since(start));
+  }
+  stats.run_seconds = median(times);
+
+  std::error_code ec;
+  if (!options.out_dir.empty() && !std::filesystem::is_directory(options.out_dir)) {
+    std::filesystem::create_directories(options.out_dir, ec);
+    if (ec) fail("cannot create directory '" + options.out_dir + "': " + ec.message());
+  }
+  FileBatch files;
+  std::vector<std::string> lines;
+  for (const auto &[name, type] : bound.outputs) {
+    auto tensor = outputs.find(name);
+    TESSERA_INTERNAL_ASSERT(tensor != outputs.end(), "the device returned no output " + name);
+    std::string path = (std::filesystem::path(options.out_dir) / (name + ".npy")).string();
+    files.add(path, encode_npy(tensor->second));
+    lines.push_back(name + ": " + summary(tensor->second) + " -> " + path);
+  }
+  if (!options.stats.empty())
+    files.add(options.stats, stats_json(stats, device->info().name).dump(2) + "\n");
+  files.commit();
+  for (const auto &line : lines) std::cout << line << "\n";
+}
+
+}  // namespace
+
+void add_run_command(CLI::App &app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App *cmd = app.add_subcommand("run", "Run a Tile program on .npy inputs");
+  cmd->add_option("program", options->program, "The Tile program (PROG.tile)")->required();
+  cmd->add_option("--device", options->device,
+                  "Device to run on (default: $TESSERA_DEVICE or the first device)");
+  cmd->add_option("--in", options->inputs, "An input from a .npy file: NAME=FILE.npy")
+      ->allow_extra_args(false);
+  cmd->add_option("--out-dir", options->out_dir,
+                  "Directory for the outputs, NAME.npy each (default: current directory)");
+  cmd->add_option("--stats", options->stats, "Write compile and run statistics to this JSON file");
+  CLI::Option *spec =
+      cmd->add_option("--spec", options->spec,
+                      "Input types as JSON: {\"inputs\": {\"A\": {\"dtype\", \"shape\"}}}");
+  cmd->add_option("--random", options->seed,
+                  "Fill the spec's inputs that no --in names with random values from this seed")
+      ->needs(spec);
+  cmd->add_option("--repeat", options->repeat, "Run this many times after compiling (median time)")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([options] { run(*options); });
+}
+
+}  // namespace tessera::cli

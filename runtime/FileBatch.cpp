@@ -1,0 +1,70 @@
+#include "runtime/FileBatch.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "tile/Diagnostics.h"
+
+namespace tessera {
+
+namespace {
+
+[[noreturn]] void fail_write(const std::string &path, int err) {
+  throw tile::Error(path + ": error: cannot write file: " + std::strerror(err));
+}
+
+}  // namespace
+
+FileBatch::~FileBatch() {
+  for (const auto &[temp, path] : staged_) ::unlink(temp.c_str());
+}
+
+void FileBatch::add(const std::string &path, std::string_view bytes) {
+  std::filesystem::path target(path);
+  std::filesystem::path dir = target.parent_path().empty() ? "." : target.parent_path();
+  std::string name = ".";
+  name += target.filename().string();
+  name += ".tmp-XXXXXX";
+  std::string temp = (dir / name).string();
+  int fd = ::mkstemp(temp.data());
+  if (fd < 0) fail_write(path, errno);
+  staged_.emplace_back(temp, path);
+  // mkstemp makes the file private to its owner; give it the permissions a plain open() would.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  size_t written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail_write(path, err);
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) fail_write(path, errno);
+}
+
+void FileBatch::commit() {
+  while (!staged_.empty()) {
+    auto [temp, path] = staged_.front();
+    if (std::rename(temp.c_str(), path.c_str()) != 0) fail_write(path, errno);
+    staged_.erase(staged_.begin());
+  }
+}
+
+void write_file_atomically(const std::string &path, std::string_view bytes) {
+  FileBatch batch;
+  batch.add(path, bytes);
+  batch.commit();
+}
+
+}  // namespace tessera
