@@ -1,0 +1,122 @@
+// The `tessera` Python module (pybind11): numpy arrays in and out, ops by name, Tile programs,
+// devices. Python code lives beside it in tessera/ (the package this extension joins).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "backends/Registry.h"
+#include "tessera/edsl.h"
+#include "tessera/ops.h"
+#include "tile/Diagnostics.h"
+#include "tile/Parser.h"
+
+namespace py = pybind11;
+
+namespace tessera {
+namespace {
+
+tile::DType dtype_of(const py::array &a) {
+  py::dtype d = a.dtype();
+  if (d.kind() == 'b') return tile::DType::Bool;
+  std::string name = py::str(d.attr("name"));
+  auto t = tile::parse_dtype(name);
+  if (!t || (d.byteorder() == '>')) throw tile::Error("error: unsupported array dtype '" + std::string(py::str(d)) + "'");
+  return *t;
+}
+
+HostTensor to_host(const py::array &in) {
+  py::array a = py::array::ensure(in, py::array::c_style);
+  if (!a) throw tile::Error("error: expected an array");
+  tile::TensorType type{dtype_of(a), {}};
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) type.shape.push_back(a.shape(i));
+  HostTensor t(type);
+  std::memcpy(t.data(), a.data(), t.bytes());
+  return t;
+}
+
+py::array to_numpy(const HostTensor &t) {
+  std::string name(tile::dtype_name(t.dtype()));
+  py::dtype d(name == "bool" ? "?" : name);
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  py::array a(d, shape);
+  std::memcpy(a.mutable_data(), t.data(), t.bytes());
+  return a;
+}
+
+OpAttr to_attr(const std::string &key, const py::handle &v) {
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
+  if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+  if (py::isinstance<py::float_>(v)) return v.cast<double>();
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    std::vector<int64_t> out;
+    for (auto x : v) out.push_back(x.cast<int64_t>());
+    return out;
+  }
+  throw EdslError("attribute '" + key + "' has an unsupported type");
+}
+
+std::string device_or_default(const std::string &device) {
+  return device.empty() ? builtin_devices().default_name() : device;
+}
+
+// Runs a registered op on numpy inputs: placeholders of the inputs' types, the op's EDSL function,
+// a program of its outputs, compiled and run on `device`.
+py::object run_op(const std::string &name, const std::vector<py::array> &inputs, const std::string &device,
+                  const py::kwargs &kwargs) {
+  OpAttrs attrs;
+  for (auto [k, v] : kwargs) attrs.set(k.cast<std::string>(), to_attr(k.cast<std::string>(), v));
+  std::vector<Tensor> placeholders;
+  TensorMap values;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    HostTensor h = to_host(inputs[i]);
+    std::string in_name = "I" + std::to_string(i);
+    placeholders.push_back(Placeholder(h.dtype(), h.shape(), in_name));
+    values.emplace(in_name, std::move(h));
+  }
+  static const OpRegistry registry = builtin_ops();
+  std::vector<Tensor> outs = registry.call(name, placeholders, attrs);
+  std::vector<std::pair<std::string, Tensor>> named;
+  for (size_t i = 0; i < outs.size(); ++i) named.emplace_back("O" + std::to_string(i), outs[i]);
+  Function fn = build(named, placeholders);
+  // Inputs the op does not read are still program inputs; give every one its value.
+  auto exe = compile(fn, device_or_default(device));
+  TensorMap result = exe->run(values);
+  if (outs.size() == 1) return to_numpy(result.at("O0"));
+  py::list list;
+  for (size_t i = 0; i < outs.size(); ++i) list.append(to_numpy(result.at("O" + std::to_string(i))));
+  return list;
+}
+
+py::dict run_tile(const std::string &text, const py::dict &inputs, const std::string &device) {
+  tile::Program p = tile::parse_program(text, "<python>");
+  TensorMap values;
+  std::map<std::string, tile::TensorType> types;
+  for (auto [k, v] : inputs) {
+    HostTensor h = to_host(v.cast<py::array>());
+    types[k.cast<std::string>()] = h.type();
+    values.emplace(k.cast<std::string>(), std::move(h));
+  }
+  std::unique_ptr<Device> dev = builtin_devices().create(device_or_default(device));
+  TensorMap out = dev->compile(tile::bind(p, types))->run(values);
+  py::dict result;
+  for (const auto &[name, t] : out) result[py::str(name)] = to_numpy(t);
+  return result;
+}
+
+}  // namespace
+}  // namespace tessera
+
+PYBIND11_MODULE(_native, m) {
+  using namespace tessera;
+  m.doc() = "Tessera: Tile programs and ops on numpy arrays";
+  py::register_exception<tile::Error>(m, "TileError", PyExc_ValueError);
+  py::register_exception<EdslError>(m, "OpError", PyExc_ValueError);
+  m.def("op", &run_op, py::arg("name"), py::arg("inputs"), py::arg("device") = "",
+        "Runs a registered op on numpy arrays; attributes as keyword arguments.");
+  m.def("run", &run_tile, py::arg("program"), py::arg("inputs"), py::arg("device") = "",
+        "Runs a Tile program (text) on a dict of numpy arrays; returns a dict of outputs.");
+  m.def("op_names", [] { return builtin_ops().names(); });
+  m.def("devices", [] { return builtin_devices().names(); });
+  m.attr("__version__") = TESSERA_VERSION;
+}
