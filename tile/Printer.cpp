@@ -34,8 +34,13 @@ std::string index_name(const std::string &name) {
   return "$" + name;
 }
 
+// A float literal must read back as a float: "1" would parse as an integer.
 std::string float_literal(const Expr &e) {
-  if (!e.text.empty() && std::strtod(e.text.c_str(), nullptr) == e.float_value) return e.text;
+  bool float_spelling = e.text.find_first_of(".eE") != std::string::npos;
+  if (float_spelling && std::strtod(e.text.c_str(), nullptr) == e.float_value) return e.text;
+  // Tile has no spelling for infinities and NaN; these divisions evaluate to them.
+  if (std::isnan(e.float_value)) return "div(0.0, 0.0)";
+  if (std::isinf(e.float_value)) return e.float_value > 0 ? "div(1.0, 0.0)" : "div(-1.0, 0.0)";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", e.float_value);
   std::string s = buf;

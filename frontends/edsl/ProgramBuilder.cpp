@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 
@@ -67,9 +66,7 @@ std::string ProgramBuilder::name_of(const NodePtr &n) {
 tile::ExprPtr ProgramBuilder::operand(const NodePtr &n) {
   if (n->kind == TensorNode::Kind::Literal) {
     if (!n->is_float) return tile::Expr::make_int(n->int_value);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", n->float_value);
-    return tile::Expr::make_float(n->float_value, buf);
+    return tile::Expr::make_float(n->float_value, "");  // the printer spells it as a float
   }
   emit(n);
   return tile::Expr::make_ref(name_of(n));
