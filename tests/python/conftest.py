@@ -5,9 +5,7 @@ import subprocess
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared"
-PROGRAMS = ROOT / "tests" / "programs"
+from testpaths import PROGRAMS, ROOT, SHARED  # noqa: F401
 
 
 def tessera_binary():

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from testpaths import ROOT
 
 MATMUL = "function (A[N, K], B[K, M]) -> (C) { C[n, m : N, M] = +(A[n, k] * B[k, m]); }\n"
 COPY = "function (A) -> (B) { B = A; }\n"

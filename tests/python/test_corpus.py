@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import SHARED
+from testpaths import SHARED
 
 CORPUS = SHARED / "corpus" / "plaidml"
 

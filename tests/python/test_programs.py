@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 import pytest
 
-from conftest import PROGRAMS
+from testpaths import PROGRAMS
 from references import INPUTS, REFERENCES, default_input
 
 PROGRAM_NAMES = sorted(p.stem for p in PROGRAMS.glob("*.tile"))
