@@ -1,5 +1,7 @@
 // The `tessera` Python module (pybind11): numpy arrays in and out, ops by name, Tile programs,
 // devices. Python code lives beside it in tessera/ (the package this extension joins).
+#include <optional>
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -9,6 +11,8 @@
 #include "tessera/ops.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
+#include "tile/Printer.h"
+#include "autodiff/Gradient.h"
 
 namespace py = pybind11;
 
@@ -104,6 +108,54 @@ py::dict run_tile(const std::string &text, const py::dict &inputs, const std::st
   return result;
 }
 
+
+// tessera.grad: the gradient of a Tile program (text) as Tile text (autodiff::gradient).
+std::string grad_tile(const std::string &text, const std::vector<std::string> &wrt, const std::optional<std::string> &of) {
+  tile::Program p = tile::parse_program(text, "<python>");
+  std::string target = of.value_or("");
+  if (target.empty()) {
+    if (p.outputs.size() != 1)
+      throw tile::Error("error: the program has " + std::to_string(p.outputs.size()) +
+                        " outputs; say which one to differentiate with of=");
+    target = p.outputs[0].name;
+  }
+  return tile::print_program(autodiff::gradient(p, target, wrt));
+}
+
+// tessera.op_grad: builds the op on placeholders of the inputs' types, differentiates its first
+// output against `seed` w.r.t. every float input, runs the gradient program on `device`.
+py::list op_grad(const std::string &name, const std::vector<py::array> &inputs, const py::array &seed,
+                 const std::string &device, const py::kwargs &kwargs) {
+  OpAttrs attrs;
+  for (auto [k, v] : kwargs) attrs.set(k.cast<std::string>(), to_attr(k.cast<std::string>(), v));
+  std::vector<Tensor> placeholders;
+  TensorMap values;
+  std::map<std::string, tile::TensorType> types;
+  std::map<std::string, tile::DType> dtypes;
+  std::vector<std::string> wrt;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    HostTensor h = to_host(inputs[i]);
+    std::string in_name = "I" + std::to_string(i);
+    placeholders.push_back(Placeholder(h.dtype(), h.shape(), in_name));
+    if (tile::is_float(h.dtype())) wrt.push_back(in_name);
+    types[in_name] = h.type();
+    dtypes[in_name] = h.dtype();
+    values.emplace(in_name, std::move(h));
+  }
+  static const OpRegistry registry = builtin_ops();
+  std::vector<Tensor> outs = registry.call(name, placeholders, attrs);
+  Function fn = build({{"O0", outs.at(0)}}, placeholders);
+  tile::Program g = autodiff::gradient(fn.program, "O0", wrt, {}, dtypes);
+  HostTensor s = to_host(seed);
+  types["d_O0"] = s.type();
+  values.emplace("d_O0", std::move(s));
+  std::unique_ptr<Device> dev = builtin_devices().create(device_or_default(device));
+  TensorMap out = dev->compile(tile::bind(g, types))->run(values);
+  py::list result;
+  for (const auto &x : wrt) result.append(to_numpy(out.at("d_" + x)));
+  return result;
+}
+
 }  // namespace
 }  // namespace tessera
 
@@ -116,6 +168,10 @@ PYBIND11_MODULE(_native, m) {
         "Runs a registered op on numpy arrays; attributes as keyword arguments.");
   m.def("run", &run_tile, py::arg("program"), py::arg("inputs"), py::arg("device") = "",
         "Runs a Tile program (text) on a dict of numpy arrays; returns a dict of outputs.");
+  m.def("grad", &grad_tile, py::arg("program"), py::arg("wrt"), py::arg("of") = py::none(),
+        "The gradient of a Tile program as Tile text: inputs + d_OF in, d_X for each X in wrt out.");
+  m.def("op_grad", &op_grad, py::arg("name"), py::arg("inputs"), py::arg("seed"), py::arg("device") = "",
+        "Gradients of an op's first output (against `seed`) w.r.t. each float input, as arrays.");
   m.def("op_names", [] { return builtin_ops().names(); });
   m.def("devices", [] { return builtin_devices().names(); });
   m.attr("__version__") = TESSERA_VERSION;

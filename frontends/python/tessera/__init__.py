@@ -4,4 +4,4 @@
     y = tessera.op("relu", [np.array([-1.0, 2.0], np.float32)])
     out = tessera.run("function (A[N]) -> (B) { B = exp(A); }", {"A": x})
 """
-from ._native import OpError, TileError, __version__, devices, op, op_names, run  # noqa: F401
+from ._native import OpError, TileError, __version__, devices, grad, op, op_grad, op_names, run  # noqa: F401
