@@ -1,0 +1,213 @@
+#include "compiler/ApplySchedule.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+
+#include "compiler/Simplify.h"
+#include "compiler/Substitute.h"
+#include "compiler/Vectorize.h"
+#include "tile/Diagnostics.h"
+
+namespace tessera::compiler {
+
+namespace {
+
+using Op = Binary::Op;
+
+Expr imm(int64_t v) { return IntImm::make(v); }
+Expr var(const std::string &n) { return Var::make(Type::i64(), n); }
+Expr bin(Op op, Expr a, Expr b) { return Binary::make(op, std::move(a), std::move(b)); }
+Expr conj(Expr a, Expr b) { return a ? bin(Op::And, a, b) : b; }
+
+Expr convert(Expr e, Type t) {
+  if (e->type == t) return e;
+  if (t.dtype == tile::DType::Bool) {
+    Type z = e->type;
+    Expr zero = tile::is_float(z.dtype) ? FloatImm::make(z, 0) : IntImm::make(z, 0);
+    return bin(Op::NE, e, zero);
+  }
+  return Cast::make(t, e);
+}
+
+struct Plan {
+  const ContractionNest &n;
+  Schedule s;
+  std::vector<int64_t> tile;      // effective tile per output index (1 = untiled)
+  std::vector<int> out_order, red_order, point_order;
+  std::map<std::string, Expr> defs;  // index name -> expression of loop vars
+  std::vector<bool> defined_outside;  // output index fixed by the tile loops
+};
+
+Schedule normalized(const ContractionNest &n, Schedule s) {
+  size_t k = n.indices.size();
+  if (s.tile_sizes.size() != k) s.tile_sizes.assign(k, 1);
+  std::vector<int> order = s.loop_order;
+  std::vector<int> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> ident(k);
+  std::iota(ident.begin(), ident.end(), 0);
+  if (sorted != ident) s.loop_order = ident;
+  for (size_t j = 0; j < k; ++j)
+    if (!n.indices[j].output) s.tile_sizes[j] = 1;  // reductions are not tiled in this model
+  if (s.vector_index >= 0) {
+    size_t v = s.vector_index;
+    int64_t t = s.tile_sizes[v];
+    bool ok = v < n.outputs() && s.vector_width > 1 && t % s.vector_width == 0 &&
+              n.indices[v].extent % t == 0;
+    for (const auto &g : n.guards) ok &= g.coeffs[v] == 0;
+    for (const auto &d : n.divisibility) ok &= d.coeffs[v] == 0;
+    if (!ok) s.vector_index = -1, s.vector_width = 1;
+  }
+  if (s.vector_index < 0) s.vector_width = 1;
+  return s;
+}
+
+}  // namespace
+
+Schedule default_schedule(const ContractionNest &n) {
+  Schedule s;
+  s.tile_sizes.assign(n.indices.size(), 1);
+  for (size_t j = 0; j < n.indices.size(); ++j) s.loop_order.push_back(static_cast<int>(j));
+  return s;
+}
+
+Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
+  Schedule s = normalized(n, schedule);
+  size_t k = n.indices.size(), r = n.outputs();
+  std::vector<int64_t> tile(k, 1);
+  for (size_t j = 0; j < r; ++j) tile[j] = std::min(s.tile_sizes[j], std::max<int64_t>(n.indices[j].extent, 1));
+  std::vector<int> outs, reds, points;
+  for (int j : s.loop_order) {
+    if (n.indices[j].output) outs.push_back(j);
+    else reds.push_back(j);
+  }
+  for (int j : outs)
+    if (tile[j] > 1 && j != s.vector_index) points.push_back(j);
+  if (s.vector_index >= 0) points.push_back(s.vector_index);
+
+  // How each output index is computed from loop variables, and the accumulator's layout.
+  std::map<std::string, Expr> defs;
+  Expr tail;  // partial tiles at the end of a dimension
+  Expr acc_index = imm(0);
+  int64_t acc_size = 1;
+  for (auto it = points.rbegin(); it != points.rend(); ++it) {
+    const NestIndex &ix = n.indices[*it];
+    Expr inner = *it == s.vector_index && tile[*it] > s.vector_width
+                     ? bin(Op::Add, bin(Op::Mul, var(ix.name + "_u"), imm(s.vector_width)), var(ix.name + "_v"))
+                 : *it == s.vector_index ? var(ix.name + "_v")
+                                         : var(ix.name + "_i");
+    acc_index = bin(Op::Add, bin(Op::Mul, inner, imm(acc_size)), acc_index);
+    acc_size *= tile[*it];
+    defs[ix.name] = bin(Op::Add, imm(ix.lo), bin(Op::Add, bin(Op::Mul, var(ix.name + "_o"), imm(tile[*it])), inner));
+    if (ix.extent % tile[*it] != 0) tail = conj(tail, bin(Op::LT, var(ix.name), imm(ix.lo + ix.extent)));
+  }
+  auto wrap_points = [&](Stmt body) {
+    for (auto it = points.rbegin(); it != points.rend(); ++it) {
+      const NestIndex &ix = n.indices[*it];
+      if (*it == s.vector_index) {
+        body = For::make(ix.name + "_v", imm(0), imm(s.vector_width), ForKind::Vectorized, body);
+        if (tile[*it] > s.vector_width)
+          body = For::make(ix.name + "_u", imm(0), imm(tile[*it] / s.vector_width), ForKind::Unrolled, body);
+        continue;
+      }
+      body = For::make(ix.name + "_i", imm(0), imm(tile[*it]), tile[*it] <= 16 ? ForKind::Unrolled : ForKind::Serial, body);
+    }
+    return body;
+  };
+  auto guarded = [](Expr cond, Stmt body) { return cond ? IfThenElse::make(cond, body) : body; };
+
+  Type acc_t = n.acc_type;
+  auto result_of = [&](Expr acc) {
+    Expr v = convert(acc, n.result_type);
+    return n.epilogue ? substitute(n.epilogue, {{kAccName, v}}) : v;
+  };
+  Expr unwritten = n.unwritten ? n.unwritten : convert(IntImm::make(Type::i32(), 0), n.result_type);
+  if (tile::is_float(n.result_type.dtype) && !n.unwritten) unwritten = FloatImm::make(n.result_type, 0);
+
+  Stmt inner;
+  bool direct = reds.empty() && n.guards.empty() && n.divisibility.empty() && !n.empty;
+  if (n.empty) {
+    inner = wrap_points(guarded(tail, Store::make(n.out_buffer, n.out_index, result_of(convert(unwritten, acc_t)))));
+  } else if (direct) {
+    inner = wrap_points(guarded(tail, Store::make(n.out_buffer, n.out_index, result_of(n.value))));
+  } else {
+    bool flag = n.needs_written_flag();
+    // Which guards become reduction loop bounds: those whose other variables are fixed outside.
+    std::vector<bool> defined(k, false);
+    for (size_t j = 0; j < r; ++j) defined[j] = tile[j] == 1;
+    std::vector<bool> used(n.guards.size(), false);
+    std::vector<std::pair<Expr, Expr>> bounds;  // per reduction loop: min, end
+    for (int j : reds) {
+      const NestIndex &ix = n.indices[j];
+      Expr lo = imm(ix.lo), end = imm(ix.lo + ix.extent);
+      for (size_t g = 0; g < n.guards.size(); ++g) {
+        const auto &q = n.guards[g];
+        if (used[g] || q.coeffs[j] == 0) continue;
+        bool ready = true;
+        for (size_t m = 0; m < k; ++m) ready &= m == size_t(j) || q.coeffs[m] == 0 || defined[m];
+        if (!ready) continue;
+        used[g] = true;
+        std::vector<int64_t> rest = q.coeffs;
+        rest[j] = 0;
+        int64_t c = q.coeffs[j];
+        if (c > 0) {  // x >= ceil(-rest / c)
+          std::vector<int64_t> neg(rest.size());
+          for (size_t m = 0; m < rest.size(); ++m) neg[m] = -rest[m];
+          Expr num = linear_expr(neg, -q.constant + c - 1, n.indices);
+          lo = bin(Op::Max, lo, c == 1 ? linear_expr(neg, -q.constant, n.indices) : bin(Op::Div, num, imm(c)));
+        } else {  // x <= floor(rest / -c)
+          // end = floor(rest / -c) + 1 = floor((rest - c) / -c).
+          end = bin(Op::Min, end, -c == 1 ? linear_expr(rest, q.constant + 1, n.indices)
+                                          : bin(Op::Div, linear_expr(rest, q.constant - c, n.indices), imm(-c)));
+        }
+      }
+      defined[j] = true;
+      bounds.push_back({lo, end});
+    }
+    Expr cond = tail;
+    for (size_t g = 0; g < n.guards.size(); ++g)
+      if (!used[g]) cond = conj(cond, bin(Op::GE, linear_expr(n.guards[g].coeffs, n.guards[g].constant, n.indices), imm(0)));
+    for (const auto &d : n.divisibility)
+      cond = conj(cond, bin(Op::EQ, bin(Op::Mod, linear_expr(d.coeffs, d.constant, n.indices), imm(d.modulus)), imm(0)));
+
+    Expr acc_load = Load::make(acc_t, "acc", acc_index);
+    std::vector<Stmt> init = {Store::make("acc", acc_index, identity_of(n.agg == tile::AggOp::Assign ? tile::AggOp::Sum : n.agg, acc_t))};
+    std::vector<Stmt> update = {Store::make("acc", acc_index, aggregate(n.agg, acc_load, n.value))};
+    if (n.agg == tile::AggOp::Assign && n.unwritten) init = {Store::make("acc", acc_index, convert(n.unwritten, acc_t))};
+    Expr final_value = acc_load;
+    if (flag) {
+      Expr yes = IntImm::make(Type::boolean(), 1), no = IntImm::make(Type::boolean(), 0);
+      init.push_back(Store::make("written", acc_index, no));
+      update.push_back(Store::make("written", acc_index, yes));
+      final_value = Select::make(Load::make(Type::boolean(), "written", acc_index), acc_load, convert(unwritten, acc_t));
+    }
+    Stmt reduce = wrap_points(guarded(cond, Block::make(update)));
+    for (size_t m = reds.size(); m-- > 0;) {
+      auto [lo, end] = bounds[m];
+      Expr extent = bin(Op::Max, bin(Op::Sub, end, lo), imm(0));
+      if (as<IntImm>(simplify(lo)) && as<IntImm>(simplify(end))) extent = bin(Op::Sub, end, lo);
+      reduce = For::make(n.indices[reds[m]].name, lo, extent, ForKind::Serial, reduce);
+    }
+    Stmt store = wrap_points(guarded(tail, Store::make(n.out_buffer, n.out_index, result_of(final_value))));
+    inner = Block::make({wrap_points(Block::make(init)), reduce, store});
+    if (flag) inner = Allocate::make("written", Type::boolean(), acc_size, false, inner);
+    inner = Allocate::make("acc", acc_t, acc_size, false, inner);
+  }
+
+  // Tile loops, outermost first.
+  int parallel = s.parallel_loops;
+  std::vector<Stmt> dummy;
+  for (size_t m = outs.size(); m-- > 0;) {
+    const NestIndex &ix = n.indices[outs[m]];
+    bool is_tiled = tile[outs[m]] > 1;
+    int64_t count = is_tiled ? (ix.extent + tile[outs[m]] - 1) / tile[outs[m]] : ix.extent;
+    ForKind kind = static_cast<int>(m) < parallel && count > 1 ? ForKind::Parallel : ForKind::Serial;
+    inner = For::make(is_tiled ? ix.name + "_o" : ix.name, imm(is_tiled ? 0 : ix.lo), imm(count), kind, inner);
+  }
+  inner = substitute(inner, defs);
+  return simplify(vectorize_loops(simplify(inner)));
+}
+
+}  // namespace tessera::compiler

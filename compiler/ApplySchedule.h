@@ -1,0 +1,19 @@
+// Turns a ContractionNest into loop IR under a Schedule: tile loops (the outermost parallel),
+// a register accumulator tile kept across the reduction loops, guards folded into reduction loop
+// bounds where their other variables are already fixed, vector and unrolled point loops.
+#pragma once
+
+#include "compiler/Nest.h"
+#include "compiler/Schedule.h"
+
+namespace tessera::compiler {
+
+/// Preconditions (choose_schedule guarantees them; others are normalized): the vector index is
+/// an output index whose tile is a multiple of vector_width dividing its extent, and no guard or
+/// divisibility condition involves it.
+Stmt apply_schedule(const ContractionNest &nest, const Schedule &schedule);
+
+/// A schedule that tiles nothing: serial loops in index order (what lowering produces first).
+Schedule default_schedule(const ContractionNest &nest);
+
+}  // namespace tessera::compiler

@@ -1,0 +1,98 @@
+#include "compiler/CostModel.h"
+
+#include <algorithm>
+
+namespace tessera::compiler {
+
+namespace {
+
+bool free_of_guards(const ContractionNest &n, size_t v) {
+  for (const auto &g : n.guards)
+    if (g.coeffs[v] != 0) return false;
+  for (const auto &d : n.divisibility)
+    if (d.coeffs[v] != 0) return false;
+  return true;
+}
+
+// The index that walks the output contiguously: the last output dimension with extent > 1.
+int contiguous_output(const ContractionNest &n) {
+  for (size_t j = n.outputs(); j-- > 0;)
+    if (n.indices[j].extent > 1) return static_cast<int>(j);
+  return -1;
+}
+
+}  // namespace
+
+Schedule choose_schedule(const ContractionNest &n, const TargetInfo &target) {
+  Schedule s;
+  size_t k = n.indices.size(), r = n.outputs();
+  s.tile_sizes.assign(k, 1);
+  for (size_t j = 0; j < k; ++j) s.loop_order.push_back(static_cast<int>(j));
+  s.parallel_loops = r > 0 && target.cores > 1 ? 1 : 0;
+  if (r == 0 || n.empty) return s;
+
+  int bytes = static_cast<int>(tile::dtype_size(n.acc_type.dtype));
+  int width = std::max(1, target.vector_bits / (8 * bytes));
+  bool reduces = k > r;
+  int v = contiguous_output(n);
+  bool vectorizable = v >= 0 && width > 1 && n.indices[v].extent % width == 0 && free_of_guards(n, v) &&
+                      !n.needs_written_flag() && n.acc_type.dtype != tile::DType::Bool;
+  if (vectorizable) {
+    s.vector_index = v;
+    s.vector_width = width;
+    s.tile_sizes[v] = width;
+  }
+  if (!reduces || !vectorizable) {
+    // Elementwise: a few vectors per innermost iteration; the outermost loop spreads across cores.
+    if (vectorizable) {
+      int64_t per = n.indices[v].extent / width;
+      int u = per % 4 == 0 ? 4 : per % 2 == 0 ? 2 : 1;
+      s.tile_sizes[v] = width * u;
+      s.unroll = u;
+    }
+    return s;
+  }
+
+  // Register blocking: rows x vectors accumulators, bounded by the register file (32 vector
+  // registers with AVX-512, 16 below): leave room for the B vectors and one broadcast.
+  int registers = target.vector_bits >= 512 ? 32 : 16;
+  int64_t per = n.indices[v].extent / width;
+  int vecs = per % 3 == 0 && registers >= 32 ? 3 : per % 2 == 0 ? 2 : 1;
+  s.tile_sizes[v] = width * vecs;
+  s.unroll = vecs;
+  // Rows: the longest other guard-free output index.
+  int row = -1;
+  for (size_t j = 0; j < r; ++j)
+    if (static_cast<int>(j) != v && free_of_guards(n, j) && (row < 0 || n.indices[j].extent > n.indices[row].extent))
+      row = static_cast<int>(j);
+  if (row >= 0) {
+    int max_rows = std::max(1, (registers - vecs - 2) / vecs);
+    int64_t e = n.indices[row].extent;
+    int64_t best = 1;
+    for (int64_t t = std::min<int64_t>(max_rows, e); t >= 1; --t)
+      if (e % t == 0) {
+        best = t;
+        break;
+      }
+    // A row count that leaves most registers idle is worse than a tail.
+    if (best * 2 <= max_rows && e > max_rows) best = std::min<int64_t>(max_rows, 6);
+    s.tile_sizes[row] = best;
+  }
+  // Loop order: the vector tile loop outermost (a B panel stays in L2 while all row tiles pass),
+  // then the other outputs, the reduction indices, innermost the point loops.
+  s.loop_order.clear();
+  s.loop_order.push_back(v);
+  for (size_t j = 0; j < r; ++j)
+    if (static_cast<int>(j) != v) s.loop_order.push_back(static_cast<int>(j));
+  for (size_t j = r; j < k; ++j) s.loop_order.push_back(static_cast<int>(j));
+  // The panel of the reduction for one vector tile: when it does not fit L2, rows go outermost
+  // instead so the A rows stay in L1.
+  int64_t red = 1;
+  for (size_t j = r; j < k; ++j) red *= n.indices[j].extent;
+  if (red * s.tile_sizes[v] * bytes > target.l2_bytes / 2 && row >= 0) {
+    std::swap(s.loop_order[0], s.loop_order[1]);
+  }
+  return s;
+}
+
+}  // namespace tessera::compiler

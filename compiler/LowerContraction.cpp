@@ -1,0 +1,107 @@
+#include "compiler/LowerContraction.h"
+
+#include <numeric>
+
+#include "compiler/OutputBasis.h"
+#include "tile/Diagnostics.h"
+
+namespace tessera::compiler {
+
+namespace {
+
+using Op = Binary::Op;
+using tile::CombOp;
+
+Type scalar(tile::DType t) { return Type{t, 1}; }
+
+// The flat element offset of `a` into a tensor of `shape`; fractional forms are exact after the
+// divisibility guards.
+Expr access_index(const tile::BoundAccess &a, const std::vector<int64_t> &shape, const std::vector<NestIndex> &ix) {
+  Expr idx;
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    const tile::Affine &f = a.dims[d];
+    int64_t den = f.constant.den;
+    for (const auto &c : f.coeffs) den = std::lcm(den, c.den);
+    std::vector<int64_t> coeffs;
+    for (const auto &c : f.coeffs) coeffs.push_back(c.num * (den / c.den));
+    Expr e = linear_expr(coeffs, f.constant.num * (den / f.constant.den), ix);
+    if (den != 1) e = Binary::make(Op::Div, e, IntImm::make(den));
+    if (shape[d] != 1) {
+      Expr term = stride == 1 ? e : Binary::make(Op::Mul, e, IntImm::make(stride));
+      idx = idx ? Binary::make(Op::Add, term, idx) : term;
+    }
+    stride *= shape[d];
+  }
+  return idx ? idx : IntImm::make(0);
+}
+
+Type accumulator_type(tile::DType t) {
+  // float16 sums accumulate in float32 (rounded once at the store, as the interpreter does);
+  // float32 and float64 accumulate in their own type; integers wrap in their own width.
+  if (t == tile::DType::Float16) return scalar(tile::DType::Float32);
+  if (t == tile::DType::Bool) return scalar(tile::DType::Int32);
+  return scalar(t);
+}
+
+}  // namespace
+
+ContractionNest contraction_nest(const tile::BoundStatement &s, const tile::BoundStatement &root,
+                                 const ElementwiseContext &ctx) {
+  const tile::BoundProgram &p = ctx.program;
+  BasisChange change = change_output_basis(s.contraction());
+  const tile::BoundContraction &c = change.contraction;
+  DomainBounds b = compute_bounds(p, s, c, change.integrality);
+
+  ContractionNest n;
+  n.name = root.output;
+  size_t r = c.output.dims.size();
+  for (size_t j = 0; j < c.indices.size(); ++j)
+    n.indices.push_back({c.indices[j], b.lo[j], std::max<int64_t>(b.hi[j] - b.lo[j] + 1, 0), j < r});
+  n.guards = b.guards;
+  n.divisibility = b.divisibility;
+  n.empty = b.empty;
+  for (size_t j = 0; j < r; ++j) n.empty |= s.type.shape[j] == 0;
+  n.agg = c.agg;
+  n.result_type = scalar(s.type.dtype);
+  n.acc_type = accumulator_type(s.type.dtype);
+
+  std::vector<Expr> loads;
+  for (const auto &in : c.inputs) {
+    const auto &t = p.type_of(in.tensor);
+    loads.push_back(Load::make(scalar(t.dtype), in.tensor, access_index(in, t.shape, n.indices)));
+  }
+  auto as_acc = [&](Expr e) { return convert_value(e, n.acc_type.dtype); };
+  auto equal = [&]() {
+    tile::DType a = loads[0]->type.dtype, bb = loads[1]->type.dtype;
+    tile::DType dom = tile::is_float(a) || tile::is_float(bb) ? tile::DType::Float64 : tile::DType::Int64;
+    return Binary::make(Op::EQ, convert_value(loads[0], dom), convert_value(loads[1], dom));
+  };
+  Expr zero = tile::is_float(n.acc_type.dtype) ? FloatImm::make(n.acc_type, 0) : IntImm::make(n.acc_type, 0);
+  Expr one = tile::is_float(n.acc_type.dtype) ? FloatImm::make(n.acc_type, 1) : IntImm::make(n.acc_type, 1);
+  switch (c.comb) {
+    case CombOp::None: n.value = as_acc(loads[0]); break;
+    case CombOp::Mul: n.value = Binary::make(Op::Mul, as_acc(loads[0]), as_acc(loads[1])); break;
+    case CombOp::Add: n.value = Binary::make(Op::Add, as_acc(loads[0]), as_acc(loads[1])); break;
+    case CombOp::Eq: n.value = Select::make(equal(), one, zero); break;
+    case CombOp::Cond: n.value = Select::make(equal(), as_acc(loads[2]), zero); break;
+  }
+
+  std::vector<Expr> coords;
+  for (size_t j = 0; j < r; ++j) coords.push_back(Var::make(Type::i64(), c.indices[j]));
+  Expr flat = broadcast_index(s.type.shape, coords);
+  if (c.default_tensor) {
+    const auto &t = p.type_of(*c.default_tensor);
+    TESSERA_INTERNAL_ASSERT(t.elements() == s.type.elements(), "default of another size");
+    n.unwritten = convert_value(Load::make(scalar(t.dtype), *c.default_tensor, flat), s.type.dtype);
+  }
+  n.out_buffer = root.output;
+  n.out_index = flat;
+  if (&root != &s) {
+    ElementwiseContext epi{ctx.program, ctx.plan, s.output};
+    n.epilogue = convert_value(lower_value(*root.expr(), coords, epi), root.type.dtype);
+  }
+  return n;
+}
+
+}  // namespace tessera::compiler

@@ -1,0 +1,55 @@
+// A kernel before scheduling: its index space (outputs first), guards and the per-point value,
+// aggregation and epilogue. Lowering builds nests; apply_schedule turns a nest into loop IR.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/Bounds.h"
+#include "compiler/IR.h"
+#include "tile/Program.h"
+
+namespace tessera::compiler {
+
+struct NestIndex {
+  std::string name;
+  int64_t lo = 0, extent = 0;
+  bool output = false;  // output index d is indices[d]
+};
+
+/// For every output element (the output indices), aggregate `value` over the reduction indices
+/// at the points where all guards hold, in `acc_type` starting from the aggregation's identity;
+/// then store `epilogue` (which reads the result as Var kAccName of `result_type`) to
+/// out_buffer[out_index]. Elements no point reaches take `unwritten` (0 or the default) instead.
+struct ContractionNest {
+  std::string name;
+  std::vector<NestIndex> indices;
+  std::vector<Inequality> guards;
+  std::vector<Divisibility> divisibility;
+  tile::AggOp agg = tile::AggOp::Assign;
+  Type acc_type;
+  Expr value;           // over Var(index name, i64)
+  Type result_type;     // the contraction's dtype: the accumulator is cast to it
+  Expr unwritten;       // in result_type; null means 0
+  Expr epilogue;        // in the stored dtype; null means Var kAccName itself
+  std::string out_buffer;
+  Expr out_index;       // flat, over the output index vars
+  bool empty = false;   // no valid point: every element is unwritten
+
+  size_t outputs() const;
+  /// Whether an element can be unwritten and its unwritten value differs from the identity.
+  bool needs_written_flag() const;
+};
+
+inline constexpr const char *kAccName = "#acc";
+
+/// The aggregation's identity in `t` (0 for +, 1 for *, lowest for >, highest for <).
+Expr identity_of(tile::AggOp agg, Type t);
+/// acc `agg` v (acc + v, max(acc, v), ...); Assign gives v.
+Expr aggregate(tile::AggOp agg, Expr acc, Expr v);
+
+/// An integer expression `sum coeffs[j] * index_j + constant` over the nest's index vars.
+Expr linear_expr(const std::vector<int64_t> &coeffs, int64_t constant, const std::vector<NestIndex> &indices);
+
+}  // namespace tessera::compiler
