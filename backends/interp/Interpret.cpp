@@ -49,6 +49,16 @@ HostTensor eval_statement(const tile::BoundProgram &p, const tile::BoundStatemen
 
 } // namespace
 
+std::vector<std::string> statement_reads(const tile::BoundProgram &program,
+                                         const tile::BoundStatement &s) {
+  return reads(program, s);
+}
+
+HostTensor evaluate_statement(const tile::BoundProgram &program, const tile::BoundStatement &s,
+                              const TensorMap &env) {
+  return eval_statement(program, s, env);
+}
+
 TensorMap interpret(const tile::BoundProgram &program, const TensorMap &inputs) {
   TensorMap env;
   for (const auto &[name, type] : program.inputs) {

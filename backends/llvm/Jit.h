@@ -1,0 +1,43 @@
+// JIT compilation of loop IR kernels for the host CPU (LLVM 15 ORC LLJIT, O3 for the host's
+// features). No LLVM types in this header: LLVM headers are heavy to compile.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/IR.h"
+
+namespace tessera::llvm_backend {
+
+/// A compiled kernel: buffers[i] is the base of the kernel's params[i].
+using KernelFn = void (*)(void **buffers);
+
+/// The kernels of one executable, compiled together into one module and one LLJIT that lives as
+/// long as this object.
+class JitModule {
+ public:
+  ~JitModule();
+  /// Throws tile::Error when a kernel cannot be compiled.
+  static std::unique_ptr<JitModule> compile(const std::vector<const compiler::Kernel *> &kernels);
+  KernelFn lookup(const std::string &kernel_name) const;
+
+ private:
+  struct Impl;
+  explicit JitModule(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The LLVM IR of `kernels` as text: after the O3 pipeline for the host when `optimize`, else as
+/// generated.
+std::string kernels_ir(const std::vector<const compiler::Kernel *> &kernels, bool optimize);
+
+/// The host CPU as LLVM sees it.
+struct HostCpu {
+  std::string name;                  // "skylake-avx512"
+  std::vector<std::string> features;  // enabled features, "avx512f", ...
+  int vector_bits = 128;             // widest float vector the features allow
+};
+const HostCpu &host_cpu();
+
+}  // namespace tessera::llvm_backend
