@@ -11,5 +11,9 @@ namespace tessera::cli {
 void add_run_command(CLI::App &app);
 /// `tessera devices [--json]`: lists the devices this build has (DevicesCommand.cpp).
 void add_devices_command(CLI::App &app);
+/// `tessera lower PROG.tile ...`: prints the loop IR the compiler makes (LowerCommand.cpp).
+void add_lower_command(CLI::App &app);
+/// `tessera grad PROG.tile --wrt A,B [--of C] [-o OUT.tile]`: the gradient as Tile (GradCommand.cpp).
+void add_grad_command(CLI::App &app);
 
 }  // namespace tessera::cli

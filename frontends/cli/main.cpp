@@ -24,6 +24,8 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   tessera::cli::add_run_command(app);
   tessera::cli::add_devices_command(app);
+  tessera::cli::add_lower_command(app);
+  tessera::cli::add_grad_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
