@@ -200,7 +200,15 @@ void infer_type(const NodePtr &node) {
     if (a->kind != TensorNode::Kind::Literal && std::find(operands.begin(), operands.end(), a) == operands.end())
       operands.push_back(a);
   };
-  for (const auto &a : n.args) add(a);
+  for (const auto &a : n.args) {
+    // prng_value and prng_state read their step's statement, so the step stays in the program.
+    bool step = a->kind == TensorNode::Kind::Call && a->op == tile::Intrinsic::PrngStep;
+    if (!step) {
+      add(a);
+      continue;
+    }
+    for (const auto &s : a->args) add(s);
+  }
   if (n.contraction)
     for (const auto &in : n.contraction->inputs) add(in.tensor);
   if (n.default_value) add(n.default_value);

@@ -131,6 +131,14 @@ Tensor scatter(const Tensor &x, const Tensor &indices, const Tensor &like) {
   return call(tile::Intrinsic::Scatter, {x, indices, like});
 }
 
+Tensor prng_step(const Tensor &state, const std::vector<int64_t> &shape) {
+  std::vector<Tensor> args{state};
+  for (int64_t d : shape) args.emplace_back(d);
+  return call(tile::Intrinsic::PrngStep, args);
+}
+Tensor prng_value(const Tensor &step) { return call(tile::Intrinsic::PrngValue, {step}); }
+Tensor prng_state(const Tensor &step) { return call(tile::Intrinsic::PrngState, {step}); }
+
 std::string Function::tile_text() const { return tile::print_program(program); }
 
 Function build(const std::vector<std::pair<std::string, Tensor>> &outputs, const std::vector<Tensor> &inputs) {

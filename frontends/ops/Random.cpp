@@ -1,40 +1,10 @@
 // The prng specials and dropout.
 #include "frontends/ops/Random.h"
 
-#include "frontends/edsl/TensorNode.h"
 #include "frontends/ops/Elementwise.h"
 #include "frontends/ops/Library.h"
 
 namespace tessera::ops {
-
-Tensor prng_step(const Tensor &state, const std::vector<int64_t> &shape) {
-  std::vector<Tensor> args{state};
-  for (int64_t d : shape) args.emplace_back(d);
-  return call(tile::Intrinsic::PrngStep, args);
-}
-
-namespace {
-
-// prng_value and prng_state read the statement that computes their step, which the EDSL's type
-// inference cannot show them (it binds each call with its operands as inputs), so their nodes are
-// typed here by the rule tile::bind applies to the whole program.
-Tensor prng_read(tile::Intrinsic op, const Tensor &step) {
-  const auto &s = step.node();
-  if (!s || s->kind != edsl_detail::TensorNode::Kind::Call || s->op != tile::Intrinsic::PrngStep)
-    throw EdslError(std::string(tile::intrinsic_name(op)) + ": step must be the result of prng_step");
-  auto n = edsl_detail::make_node(edsl_detail::TensorNode::Kind::Call);
-  n->op = op;
-  n->args = {s};
-  const auto &state = s->args.at(0);
-  n->type = op == tile::Intrinsic::PrngValue ? tile::ValueType{DType::Float32, false} : state->type;
-  n->shape = op == tile::Intrinsic::PrngValue ? s->shape : state->shape;
-  return Tensor(n);
-}
-
-}  // namespace
-
-Tensor prng_value(const Tensor &step) { return prng_read(tile::Intrinsic::PrngValue, step); }
-Tensor prng_state(const Tensor &step) { return prng_read(tile::Intrinsic::PrngState, step); }
 
 Dropout dropout(const Tensor &x, const Tensor &state, double rate) {
   if (!(rate >= 0 && rate < 1))

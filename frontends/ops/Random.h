@@ -1,4 +1,4 @@
-// Random numbers of the op library: the Tile prng specials as EDSL functions, and dropout.
+// Random numbers of the op library: dropout from the Tile prng (tessera::prng_step and friends).
 #pragma once
 
 #include <vector>
@@ -6,14 +6,6 @@
 #include "tessera/edsl.h"
 
 namespace tessera::ops {
-
-/// One step of the generator keyed by `state` (a uint32 tensor): a handle of `shape` that
-/// prng_value and prng_state read. The same state always gives the same values.
-Tensor prng_step(const Tensor &state, const std::vector<int64_t> &shape);
-/// float32 values in [0, 1) of a prng_step's shape.
-Tensor prng_value(const Tensor &step);
-/// The state to use next, of the shape and type of the state that `step` started from.
-Tensor prng_state(const Tensor &step);
 
 struct Dropout {
   Tensor y;

@@ -233,6 +233,11 @@ Tensor reshape(const Tensor &x, const std::vector<int64_t> &shape);
 Tensor index(const Tensor &x, int axis);  // int32 coordinates along `axis`
 Tensor gather(const Tensor &x, const Tensor &indices);
 Tensor scatter(const Tensor &x, const Tensor &indices, const Tensor &like);
+/// Counter-based random numbers: a step from a uint32 state makes values of `shape` in [0, 1)
+/// (prng_value) and the next state (prng_state).
+Tensor prng_step(const Tensor &state, const std::vector<int64_t> &shape);
+Tensor prng_value(const Tensor &step);
+Tensor prng_state(const Tensor &step);
 
 /// A program built from EDSL tensors, with the types of its inputs.
 struct Function {
