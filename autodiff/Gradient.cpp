@@ -97,7 +97,11 @@ Program gradient(const Program &p, const std::string &of, const std::vector<std:
                  const GradientOverrides &overrides, const std::map<std::string, tile::DType> &input_types) {
   check_tensor(p, of, "--of");
   if (wrt.empty()) throw tile::Error("error: --wrt names no tensor");
-  for (const auto &x : wrt) check_tensor(p, x, "--wrt");
+  for (const auto &x : wrt) {
+    check_tensor(p, x, "--wrt");
+    // d_<of> names the seed input; an output may not be an input, and the answer is the seed.
+    if (x == of) throw tile::Error("error: --wrt '" + x + "' is the --of tensor: its gradient is the seed d_" + of);
+  }
 
   std::map<std::string, Kind> kinds;
   for (const auto &[name, t] : input_types)
@@ -131,7 +135,7 @@ Program gradient(const Program &p, const std::string &of, const std::vector<std:
 
   std::string seed = "d_" + of;
   for (const auto &x : wrt)
-    if (p.find_statement("d_" + x) || p.find_input("d_" + x) || (seed == "d_" + x && x != of))
+    if (p.find_statement("d_" + x) || p.find_input("d_" + x))
       throw tile::Error("error: the program already has a tensor named 'd_" + x + "'");
   b.declare(seed, b.dims(of), b.kind(of));
   b.add_grad(of, seed);

@@ -165,6 +165,12 @@ TEST(GradientErrors, UnknownNames) {
   EXPECT_EQ(error_of("function (A[N]) -> (Y) { Y = exp(A); }", "Y", {"Q"}), "error: --wrt: unknown name 'Q'");
 }
 
+TEST(GradientErrors, WrtTheDifferentiatedOutputItself) {
+  // Used to emit `d_Y = d_Y;`, redefining the seed input; its gradient is the seed itself.
+  EXPECT_EQ(error_of("function (A[N]) -> (Y) { Y = exp(A); }", "Y", {"A", "Y"}),
+            "error: --wrt 'Y' is the --of tensor: its gradient is the seed d_Y");
+}
+
 TEST(GradientErrors, NotATensor) {
   EXPECT_EQ(error_of("function (A[N]) -> (Y) { Y = exp(A); }", "N", {"A"}),
             "error: --of 'N' is a dimension, not a tensor");
