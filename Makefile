@@ -1,0 +1,34 @@
+# Entry points: `make demo` and `make test` (both set up, configure and build first).
+REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD := $(REPO)/build
+VENV_PYTHON := $(REPO)/.venv/bin/python
+# pytest against this build's binary and Python module. tests/python and tests/e2e run separately:
+# e2e imports tests/python's modules as helpers, and each folder has its own pytest.ini.
+PYTEST := TESSERA_BIN=$(BUILD)/frontends/cli/tessera PYTHONPATH=$(BUILD)/python \
+  $(VENV_PYTHON) -m pytest -q -p no:cacheprovider
+
+.PHONY: setup configure build demo test fuzz
+
+setup:
+	$(REPO)/scripts/setup.sh
+
+configure: setup
+	cmake -S $(REPO) -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON \
+	  -DPython_EXECUTABLE=$(VENV_PYTHON) --log-level=WARNING
+
+build: configure
+	ninja -C $(BUILD) -j2
+
+demo: build
+	$(REPO)/scripts/demo.sh
+
+# Every test, slow ones included: Xception on interp (pytest -m slow) took about 2 minutes, and
+# the whole of `make test` stays far below CI's 90 minutes.
+test: build
+	cd $(BUILD) && ctest --output-on-failure --no-tests=error -j2
+	$(PYTEST) $(REPO)/tests/python
+	$(PYTEST) $(REPO)/tests/e2e
+	$(REPO)/scripts/fuzz.sh
+
+fuzz: setup
+	$(REPO)/scripts/fuzz.sh
