@@ -4,8 +4,13 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <set>
 
+#include "compiler/IRMutator.h"
+#include "compiler/IRVisitor.h"
 #include "compiler/Simplify.h"
+#include "compiler/SplitBorders.h"
 #include "compiler/Substitute.h"
 #include "compiler/Vectorize.h"
 #include "tile/Diagnostics.h"
@@ -58,10 +63,145 @@ Schedule normalized(const ContractionNest &n, Schedule s) {
               n.indices[v].extent % t == 0;
     for (const auto &g : n.guards) ok &= g.coeffs[v] == 0;
     for (const auto &d : n.divisibility) ok &= d.coeffs[v] == 0;
+    ok &= !n.needs_written_flag();  // per-lane written flags are not vectorized
     if (!ok) s.vector_index = -1, s.vector_width = 1;
   }
   if (s.vector_index < 0) s.vector_width = 1;
   return s;
+}
+
+
+// ---- Packing the vector operand's panel -------------------------------------------------------
+
+// Integer value of index math over known variables (Add, Sub, Mul, floor Div/Mod of integers).
+bool eval_index(const Expr &e, const std::map<std::string, int64_t> &vars, int64_t &out) {
+  if (auto *i = as<IntImm>(e)) return out = i->value, true;
+  if (auto *v = as<Var>(e)) {
+    auto it = vars.find(v->name);
+    return it != vars.end() && (out = it->second, true);
+  }
+  auto *b = as<Binary>(e);
+  int64_t x, y;
+  if (!b || !eval_index(b->a, vars, x) || !eval_index(b->b, vars, y)) return false;
+  switch (b->op) {
+    case Op::Add: out = x + y; return true;
+    case Op::Sub: out = x - y; return true;
+    case Op::Mul: out = x * y; return true;
+    default: return false;  // fractional accesses are not packed
+  }
+}
+
+class VarsOf : public IRVisitor {
+ public:
+  std::set<std::string> names;
+  std::vector<const Load *> loads;
+  using IRVisitor::visit;
+  void visit(const Var *op) override { names.insert(op->name); }
+  void visit(const Load *op) override {
+    loads.push_back(op);
+    IRVisitor::visit(op);
+  }
+};
+
+class ReplaceLoad : public IRMutator {
+ public:
+  ReplaceLoad(const Load *target, Expr with) : target_(target), with_(std::move(with)) {}
+  using IRMutator::visit;
+  Expr visit(const Load *op, const Expr &self) override { return op == target_ ? with_ : IRMutator::visit(op, self); }
+
+ private:
+  const Load *target_;
+  Expr with_;
+};
+
+// A kernel-local copy of the vector operand's panel for one vector tile: laid out [reduction
+// point][tile lane], filled once per tile and read contiguously by every row tile after it.
+struct Pack {
+  std::string buffer;
+  Type type;
+  int64_t size = 0;
+  Stmt fill;
+  Expr value;  // n.value reading the panel
+};
+
+constexpr int64_t kMaxPackBytes = 1 << 20;
+
+std::optional<Pack> plan_pack(const ContractionNest &n, const Schedule &s, const std::vector<int64_t> &tile,
+                              const std::vector<int> &outs, const std::vector<int> &reds, const Expr &v_inner) {
+  int v = s.vector_index;
+  if (v < 0 || reds.empty() || !n.divisibility.empty() || outs.empty()) return std::nullopt;
+  // The vector tile loop must be the outermost loop that iterates, with row tiles inside it to reuse the panel.
+  int64_t reuse = 1;
+  bool first = true;
+  for (int j : outs) {
+    int64_t count = tile[j] > 1 ? (n.indices[j].extent + tile[j] - 1) / tile[j] : n.indices[j].extent;
+    if (j == v) {
+      first = false;
+      continue;
+    }
+    if (first && count > 1) return std::nullopt;
+    if (!first) reuse *= count;
+  }
+  if (reuse < 2) return std::nullopt;
+  const NestIndex &vx = n.indices[v];
+  int64_t T = tile[v];
+  VarsOf all;
+  all.visit_expr(n.value);
+  for (const Load *l : all.loads) {
+    VarsOf uses;
+    uses.visit_expr(l->index);
+    if (!uses.loads.empty() || !uses.names.count(vx.name)) continue;
+    std::vector<int> mine;
+    bool only = true;
+    for (const auto &name : uses.names) {
+      if (name == vx.name) continue;
+      auto it = std::find_if(reds.begin(), reds.end(), [&](int j) { return n.indices[j].name == name; });
+      if (it == reds.end()) only = false;
+    }
+    for (int j : reds)
+      if (uses.names.count(n.indices[j].name)) mine.push_back(j);
+    if (!only || mine.empty()) continue;
+    // Contiguous in the vector index: one step of it moves one element.
+    std::map<std::string, int64_t> at;
+    for (const auto &ix : n.indices) at[ix.name] = ix.lo;
+    int64_t a, b;
+    if (!eval_index(l->index, at, a)) continue;
+    at[vx.name] += 1;
+    if (!eval_index(l->index, at, b) || b - a != 1) continue;
+    // Every point of the box must read in range: no guard may limit only this operand's indices.
+    bool in_range = true;
+    for (const auto &g : n.guards) {
+      bool inside = true;
+      for (size_t j = 0; j < g.coeffs.size(); ++j)
+        if (g.coeffs[j] != 0 && !uses.names.count(n.indices[j].name)) inside = false;
+      if (inside) in_range = false;
+    }
+    if (!in_range) continue;
+    int64_t points = 1;
+    for (int j : mine) points *= n.indices[j].extent;
+    if (points * T * static_cast<int64_t>(tile::dtype_size(l->type.dtype)) > kMaxPackBytes) continue;
+
+    Pack p;
+    p.buffer = "pack_" + l->buffer;
+    p.type = l->type;
+    p.size = points * T;
+    Expr flat = imm(0);
+    for (int j : mine)
+      flat = bin(Op::Add, bin(Op::Mul, flat, imm(n.indices[j].extent)), bin(Op::Sub, var(n.indices[j].name), imm(n.indices[j].lo)));
+    flat = bin(Op::Mul, flat, imm(T));
+    int W = s.vector_width;
+    Expr lane = T > W ? bin(Op::Add, bin(Op::Mul, var(vx.name + "_pu"), imm(W)), var(vx.name + "_pv")) : var(vx.name + "_pv");
+    Expr vdef = bin(Op::Add, imm(vx.lo), bin(Op::Add, bin(Op::Mul, var(vx.name + "_o"), imm(T)), lane));
+    Stmt fill = Store::make(p.buffer, bin(Op::Add, flat, lane), Load::make(l->type, l->buffer, substitute(l->index, {{vx.name, vdef}})));
+    fill = For::make(vx.name + "_pv", imm(0), imm(W), ForKind::Vectorized, fill);
+    if (T > W) fill = For::make(vx.name + "_pu", imm(0), imm(T / W), ForKind::Unrolled, fill);
+    for (size_t m = mine.size(); m-- > 0;)
+      fill = For::make(n.indices[mine[m]].name, imm(n.indices[mine[m]].lo), imm(n.indices[mine[m]].extent), ForKind::Serial, fill);
+    p.fill = fill;
+    p.value = ReplaceLoad(l, Load::make(l->type, p.buffer, bin(Op::Add, flat, v_inner))).mutate(n.value);
+    return p;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -73,7 +213,9 @@ Schedule default_schedule(const ContractionNest &n) {
   return s;
 }
 
-Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
+namespace {
+
+Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow_pack) {
   Schedule s = normalized(n, schedule);
   size_t k = n.indices.size(), r = n.outputs();
   std::vector<int64_t> tile(k, 1);
@@ -91,6 +233,7 @@ Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
   std::map<std::string, Expr> defs;
   Expr tail;  // partial tiles at the end of a dimension
   Expr acc_index = imm(0);
+  Expr v_inner;
   int64_t acc_size = 1;
   for (auto it = points.rbegin(); it != points.rend(); ++it) {
     const NestIndex &ix = n.indices[*it];
@@ -101,6 +244,7 @@ Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
     acc_index = bin(Op::Add, bin(Op::Mul, inner, imm(acc_size)), acc_index);
     acc_size *= tile[*it];
     defs[ix.name] = bin(Op::Add, imm(ix.lo), bin(Op::Add, bin(Op::Mul, var(ix.name + "_o"), imm(tile[*it])), inner));
+    if (*it == s.vector_index) v_inner = inner;
     if (ix.extent % tile[*it] != 0) tail = conj(tail, bin(Op::LT, var(ix.name), imm(ix.lo + ix.extent)));
   }
   auto wrap_points = [&](Stmt body) {
@@ -127,6 +271,7 @@ Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
   if (tile::is_float(n.result_type.dtype) && !n.unwritten) unwritten = FloatImm::make(n.result_type, 0);
 
   Stmt inner;
+  std::optional<Pack> pack;
   bool direct = reds.empty() && n.guards.empty() && n.divisibility.empty() && !n.empty;
   if (n.empty) {
     inner = wrap_points(guarded(tail, Store::make(n.out_buffer, n.out_index, result_of(convert(unwritten, acc_t)))));
@@ -174,7 +319,9 @@ Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
 
     Expr acc_load = Load::make(acc_t, "acc", acc_index);
     std::vector<Stmt> init = {Store::make("acc", acc_index, identity_of(n.agg == tile::AggOp::Assign ? tile::AggOp::Sum : n.agg, acc_t))};
-    std::vector<Stmt> update = {Store::make("acc", acc_index, aggregate(n.agg, acc_load, n.value))};
+    if (allow_pack && s.vector_index >= 0 && tile[s.vector_index] < n.indices[s.vector_index].extent) pack = plan_pack(n, s, tile, outs, reds, v_inner);
+    Expr value = pack ? pack->value : n.value;
+    std::vector<Stmt> update = {Store::make("acc", acc_index, aggregate(n.agg, acc_load, value))};
     if (n.agg == tile::AggOp::Assign && n.unwritten) init = {Store::make("acc", acc_index, convert(n.unwritten, acc_t))};
     Expr final_value = acc_load;
     if (flag) {
@@ -197,17 +344,41 @@ Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
   }
 
   // Tile loops, outermost first.
-  int parallel = s.parallel_loops;
-  std::vector<Stmt> dummy;
+  // The first `parallel_loops` tile loops of more than one iteration run in parallel (loops of one
+  // iteration disappear, so skipping them keeps a kernel with a unit batch parallel).
+  std::vector<int64_t> counts;
+  for (int j : outs) counts.push_back(tile[j] > 1 ? (n.indices[j].extent + tile[j] - 1) / tile[j] : n.indices[j].extent);
+  std::vector<bool> parallel(outs.size(), false);
+  for (size_t m = 0, left = s.parallel_loops; m < outs.size() && left > 0; ++m)
+    if (counts[m] > 1) parallel[m] = true, --left;
   for (size_t m = outs.size(); m-- > 0;) {
     const NestIndex &ix = n.indices[outs[m]];
     bool is_tiled = tile[outs[m]] > 1;
-    int64_t count = is_tiled ? (ix.extent + tile[outs[m]] - 1) / tile[outs[m]] : ix.extent;
-    ForKind kind = static_cast<int>(m) < parallel && count > 1 ? ForKind::Parallel : ForKind::Serial;
-    inner = For::make(is_tiled ? ix.name + "_o" : ix.name, imm(is_tiled ? 0 : ix.lo), imm(count), kind, inner);
+    if (pack && outs[m] == s.vector_index) inner = Allocate::make(pack->buffer, pack->type, pack->size, false, Block::make({pack->fill, inner}));
+    inner = For::make(is_tiled ? ix.name + "_o" : ix.name, imm(is_tiled ? 0 : ix.lo), imm(counts[m]),
+                      parallel[m] ? ForKind::Parallel : ForKind::Serial, inner);
   }
   inner = substitute(inner, defs);
   return simplify(vectorize_loops(simplify(inner)));
+}
+
+}  // namespace
+
+Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
+  std::vector<ContractionNest> regions = split_borders(n);
+  if (regions.size() == 1) return apply_region(n, schedule, true);
+  // The schedule is the interior's (the cost model chose it for the unguarded interior); border
+  // regions keep it but leave guarded output indices untiled, so their reduction bounds hoist.
+  std::vector<Stmt> parts = {apply_region(regions[0], schedule, true)};
+  for (size_t i = 1; i < regions.size(); ++i) {
+    Schedule b = schedule;
+    if (b.tile_sizes.size() == n.indices.size())
+      for (size_t j = 0; j < n.outputs(); ++j)
+        for (const auto &g : regions[i].guards)
+          if (g.coeffs[j] != 0 && static_cast<int>(j) != b.vector_index) b.tile_sizes[j] = 1;
+    parts.push_back(apply_region(regions[i], b, false));  // borders are too thin to repay a panel copy
+  }
+  return Block::make(parts);
 }
 
 }  // namespace tessera::compiler

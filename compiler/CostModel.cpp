@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "compiler/SplitBorders.h"
+
 namespace tessera::compiler {
 
 namespace {
@@ -21,9 +23,35 @@ int contiguous_output(const ContractionNest &n) {
   return -1;
 }
 
+int64_t tile_count(const ContractionNest &n, const Schedule &s, int j) {
+  return (n.indices[j].extent + s.tile_sizes[j] - 1) / s.tile_sizes[j];
+}
+
+// The outermost iterating tile loop is the parallel one: when it has too few iterations to keep
+// every core busy (a unit batch, a single vector tile), the output tile loop with the most
+// iterations goes outermost instead.
+void prefer_parallel_outer(const ContractionNest &n, Schedule &s, const TargetInfo &target) {
+  if (target.cores < 2) return;
+  std::vector<int> outs;
+  for (int j : s.loop_order)
+    if (n.indices[j].output) outs.push_back(j);
+  int first = -1, best = -1;
+  for (int j : outs) {
+    if (first < 0 && tile_count(n, s, j) > 1) first = j;
+    if (best < 0 || tile_count(n, s, j) > tile_count(n, s, best)) best = j;
+  }
+  if (first < 0 || tile_count(n, s, first) >= 2 * target.cores || best == first) return;
+  auto it = std::find(s.loop_order.begin(), s.loop_order.end(), best);
+  s.loop_order.erase(it);
+  s.loop_order.insert(s.loop_order.begin(), best);
+}
+
 }  // namespace
 
-Schedule choose_schedule(const ContractionNest &n, const TargetInfo &target) {
+Schedule choose_schedule(const ContractionNest &whole, const TargetInfo &target) {
+  // apply_schedule runs this schedule on the unguarded interior of a padded contraction (its
+  // borders adapt it), so the interior is what is scheduled.
+  const ContractionNest n = split_borders(whole)[0];
   Schedule s;
   size_t k = n.indices.size(), r = n.outputs();
   s.tile_sizes.assign(k, 1);
@@ -92,6 +120,7 @@ Schedule choose_schedule(const ContractionNest &n, const TargetInfo &target) {
   if (red * s.tile_sizes[v] * bytes > target.l2_bytes / 2 && row >= 0) {
     std::swap(s.loop_order[0], s.loop_order[1]);
   }
+  prefer_parallel_outer(n, s, target);
   return s;
 }
 

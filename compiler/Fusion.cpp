@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "compiler/LowerContraction.h"
+
 namespace tessera::compiler {
 
 namespace {
@@ -73,7 +75,7 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
       plan.owner[s.output] = root;
       continue;
     }
-    if (!s.is_contraction() || plan.contraction_of.count(root)) continue;
+    if (!s.is_contraction() || plan.contraction_of.count(root) || assign_may_write_twice(p, s)) continue;
     const auto &rs = *by_name[root];
     if (rs.type.shape != s.type.shape || !reached_in_place(*rs.expr(), s.output, rs.type.shape, p, plan)) continue;
     // The root kernel writes its output while reading the epilogue's other inputs: fine, they

@@ -78,8 +78,8 @@ LoweredProgram lower(const tile::BoundProgram &program, const TargetInfo &target
     for (const auto &[name, owner] : plan.owner)
       if (owner == s.output) step.fused.push_back(name);
     const bool special = !s.is_contraction() && s.expr()->kind == tile::Expr::Kind::Call && tile::is_special(s.expr()->op);
-    if (special) {
-      auto body = lower_special(program, s);
+    if (special || assign_may_write_twice(program, s)) {
+      auto body = special ? lower_special(program, s) : std::nullopt;
       if (!body) {
         step.kind = Step::Kind::Host;
         step.host_statement = s.output;

@@ -1,5 +1,6 @@
 #include "compiler/LowerContraction.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "compiler/OutputBasis.h"
@@ -102,6 +103,48 @@ ContractionNest contraction_nest(const tile::BoundStatement &s, const tile::Boun
     n.epilogue = convert_value(lower_value(*root.expr(), coords, epi), root.type.dtype);
   }
   return n;
+}
+
+bool assign_may_write_twice(const tile::BoundProgram &p, const tile::BoundStatement &s) {
+  if (!s.is_contraction() || s.contraction().agg != tile::AggOp::Assign) return false;
+  BasisChange change = change_output_basis(s.contraction());
+  const tile::BoundContraction &c = change.contraction;
+  DomainBounds b = compute_bounds(p, s, c, change.integrality);
+  if (b.empty) return false;
+  // The basis change is unimodular, so distinct points of the new space are distinct points of
+  // the program's; outputs come first, the rest are reduction indices. A reduction index is
+  // pinned when its box has one value, or when two inequalities over pinned indices bound it to
+  // an interval shorter than 1 (`P[2*j + r] = =(I[j]), r < 2` pins j to [(o-1)/2, o/2]). All
+  // pinned: each element is written at most once.
+  const size_t n = c.indices.size(), r = c.output.dims.size();
+  std::vector<bool> pinned(n, false);
+  for (size_t j = 0; j < n; ++j) pinned[j] = j < r || b.hi[j] <= b.lo[j];
+  auto ineqs = domain_inequalities(c, s.type.shape, p.types);
+  auto over_pinned = [&](const Inequality &q, size_t m) {
+    for (size_t j = 0; j < n; ++j)
+      if (j != m && q.coeffs[j] != 0 && !pinned[j]) return false;
+    return true;
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t m = r; m < n; ++m) {
+      if (pinned[m]) continue;
+      for (const auto &lo : ineqs) {  // c_lo * x_m + L >= 0 with c_lo > 0: x_m >= -L / c_lo
+        if (lo.coeffs[m] <= 0 || !over_pinned(lo, m)) continue;
+        for (const auto &hi : ineqs) {  // -c_hi * x_m + H >= 0: x_m <= H / c_hi
+          if (hi.coeffs[m] >= 0 || !over_pinned(hi, m)) continue;
+          int64_t a = lo.coeffs[m], h = -hi.coeffs[m];
+          bool cancels = true;  // H / c_hi + L / c_lo is a constant
+          for (size_t j = 0; j < n && cancels; ++j)
+            cancels = j == m || hi.coeffs[j] * a + lo.coeffs[j] * h == 0;
+          if (cancels && hi.constant * a + lo.constant * h < a * h) pinned[m] = progress = true;
+          if (pinned[m]) break;
+        }
+        if (pinned[m]) break;
+      }
+    }
+  }
+  return std::find(pinned.begin(), pinned.end(), false) != pinned.end();
 }
 
 }  // namespace tessera::compiler

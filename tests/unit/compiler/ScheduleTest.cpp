@@ -1,0 +1,187 @@
+// The register-blocked paths of the scheduler against the reference interpreter (LoopEval runs
+// the lowered kernels): interior/border splitting of padded, strided and dilated convolutions,
+// packed GEMM panels with tails and unit dimensions, and which loop runs in parallel.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "backends/interp/InterpDevice.h"
+#include "compiler/IRPrinter.h"
+#include "compiler/IRVisitor.h"
+#include "compiler/Lower.h"
+#include "compiler/SplitBorders.h"
+#include "compiler/Fusion.h"
+#include "compiler/LowerContraction.h"
+#include "tests/unit/compiler/LoopEval.h"
+#include "tile/Parser.h"
+
+namespace tessera::compiler {
+namespace {
+
+using tile::DType;
+using tile::TensorType;
+
+TensorType f32(std::vector<int64_t> shape) { return {DType::Float32, std::move(shape)}; }
+
+TargetInfo avx512(int cores = 2) {
+  TargetInfo t;
+  t.cores = cores, t.vector_bits = 512;
+  return t;
+}
+
+LoweredProgram lower_text(const std::string &text, const std::map<std::string, TensorType> &in, TargetInfo t) {
+  return lower(tile::bind(tile::parse_program(text), in), t);
+}
+
+// Runs every kernel with LoopEval on random inputs and compares each output with interp
+// (float32 kernels vs interp's double accumulation: 1e-4 absolute on values of order 1).
+void expect_matches_interp(const std::string &text, const std::map<std::string, TensorType> &in,
+                           TargetInfo target = avx512()) {
+  auto bound = tile::bind(tile::parse_program(text), in);
+  LoweredProgram lowered = lower(bound, target);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  TensorMap inputs;
+  test::LoopEval eval;
+  for (const auto &[name, type] : bound.inputs) {
+    HostTensor t(type);
+    for (int64_t i = 0; i < t.elements(); ++i) t.set_double(i, dist(rng));
+    for (int64_t i = 0; i < t.elements(); ++i) eval.buffers[name].push_back(t.get_double(i));
+    inputs[name] = t;
+  }
+  for (const auto &b : lowered.buffers)
+    if (!eval.buffers.count(b.name)) eval.buffers[b.name].assign(b.elements, 0);
+  for (const auto &step : lowered.steps) {
+    ASSERT_EQ(step.kind, Step::Kind::Kernel);
+    eval.run(step.kernel.body);
+  }
+  TensorMap expected = interpret(bound, inputs);
+  for (const auto &[name, t] : expected) {
+    const auto &got = eval.buffers.at(name);
+    ASSERT_EQ(static_cast<int64_t>(got.size()), t.elements());
+    for (int64_t i = 0; i < t.elements(); ++i) ASSERT_NEAR(got[i], t.get_double(i), 1e-4) << name << "[" << i << "] of " << text;
+  }
+}
+
+// A 2-D NHWC convolution with stride, dilation and padding.
+std::string conv(int64_t out, int64_t stride, int64_t dilation, int64_t pad) {
+  auto s = std::to_string(stride), d = std::to_string(dilation), p = std::to_string(pad), o = std::to_string(out);
+  return "function (I[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) { O[n, x, y, co : N, " + o + ", " + o +
+         ", CO] = +(I[n, " + s + "*x + " + d + "*i - " + p + ", " + s + "*y + " + d + "*j - " + p +
+         ", ci] * K[i, j, ci, co]); }";
+}
+
+class Count : public IRVisitor {
+ public:
+  int parallel = 0, ifs = 0;
+  std::vector<std::string> allocs;
+  using IRVisitor::visit;
+  void visit(const For *op) override {
+    parallel += op->for_kind == ForKind::Parallel;
+    IRVisitor::visit(op);
+  }
+  void visit(const IfThenElse *op) override {
+    ++ifs;
+    IRVisitor::visit(op);
+  }
+  void visit(const Allocate *op) override {
+    allocs.push_back(op->buffer);
+    IRVisitor::visit(op);
+  }
+};
+
+// ---- Interior / border split ------------------------------------------------------------------
+
+TEST(SplitBorders, PaddedConvHasAnUnguardedInterior) {
+  auto bound = tile::bind(tile::parse_program(conv(6, 1, 1, 1)), {{"I", f32({1, 6, 6, 2})}, {"K", f32({3, 3, 2, 16})}});
+  const auto &s = bound.statements[0];
+  ElementwiseContext ctx{bound, plan_fusion(bound), ""};
+  auto regions = split_borders(contraction_nest(s, s, ctx));
+  // x splits into [0,1) [1,5) [5,6); the middle's y into [0,1) [1,5) [5,6): five regions.
+  ASSERT_EQ(regions.size(), 5u);
+  EXPECT_TRUE(regions[0].guards.empty());
+  EXPECT_EQ(regions[0].indices[1].lo, 1);
+  EXPECT_EQ(regions[0].indices[1].extent, 4);
+  EXPECT_EQ(regions[0].indices[2].lo, 1);
+  EXPECT_EQ(regions[0].indices[2].extent, 4);
+  int64_t points = 0;
+  for (const auto &r : regions) points += r.indices[1].extent * r.indices[2].extent;
+  EXPECT_EQ(points, 36);  // a partition of the 6x6 outputs
+  for (size_t i = 1; i < regions.size(); ++i) EXPECT_FALSE(regions[i].guards.empty());
+}
+
+TEST(SplitBorders, PaddedStridedDilatedConvsMatchInterp) {
+  for (int cores : {1, 2}) {
+  // {out, stride, dilation, pad, H, KH, CI, CO}: tails in rows and vectors, unit dims.
+  struct Case { int64_t out, s, d, p, h, k, ci, co; };
+  for (Case c : {Case{7, 1, 1, 1, 7, 3, 3, 32}, Case{4, 2, 1, 1, 8, 3, 2, 16}, Case{5, 1, 2, 2, 5, 3, 2, 16},
+                 Case{4, 2, 1, 3, 8, 7, 3, 16}, Case{9, 1, 1, 1, 9, 3, 1, 48}, Case{3, 1, 1, 1, 3, 3, 4, 64},
+                 Case{6, 1, 1, 1, 6, 3, 2, 5}, Case{1, 1, 1, 1, 1, 3, 2, 16}, Case{8, 1, 1, 1, 8, 3, 2, 128}})
+      expect_matches_interp(conv(c.out, c.s, c.d, c.p), {{"I", f32({1, c.h, c.h, c.ci})}, {"K", f32({c.k, c.k, c.ci, c.co})}},
+                            avx512(cores));
+  }
+}
+
+TEST(SplitBorders, InteriorRowsAreRegisterBlocked) {
+  auto lowered = lower_text(conv(14, 1, 1, 1), {{"I", f32({1, 14, 14, 8})}, {"K", f32({3, 3, 8, 32})}}, avx512());
+  const Schedule &s = lowered.steps[0].schedule;
+  // Several output rows (x or y) share each K vector in the unguarded interior.
+  EXPECT_GT(s.tile_sizes[1] * s.tile_sizes[2], 1);
+  EXPECT_EQ(s.vector_index, 3);
+}
+
+TEST(SplitBorders, PaddedMaxPoolAndFusedEpilogueMatchInterp) {
+  expect_matches_interp("function (I[N, H, W, C]) -> (O) { O[n, x, y, c : N, 5, 5, C] = >(I[n, 2*x + i - 1, 2*y + j - 1, c]), i < 3, j < 3; }",
+                        {{"I", f32({1, 9, 9, 32})}});
+  expect_matches_interp(R"(function (I[N, H, W, CI], K[KH, KW, CI, CO], B[CO]) -> (R) {
+    O[n, x, y, co : N, H, W, CO] = +(I[n, x + kx - 1, y + ky - 1, ci] * K[kx, ky, ci, co]);
+    R = relu(O + B);
+  })", {{"I", f32({2, 6, 5, 3})}, {"K", f32({3, 3, 3, 32})}, {"B", f32({32})}});
+}
+
+// ---- GEMM panels, tails, unit dims ------------------------------------------------------------
+
+const char *kMatmul = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+
+TEST(PackedGemm, TailsAndUnitDimsMatchInterp) {
+  for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {13, 9, 64}, {17, 31, 32}, {1, 7, 32}, {9, 1, 64}, {30, 5, 96}, {8, 3, 16}, {5, 4, 7}, {11, 6, 128}})
+    for (int cores : {1, 2})  // one core keeps the vector tile loop outermost, so its panel is packed
+      expect_matches_interp(kMatmul, {{"A", f32({m, k})}, {"B", f32({k, n})}}, avx512(cores));
+  // 1x1 convolution: a GEMM over (x*y) x ci x co.
+  for (int cores : {1, 2})
+    expect_matches_interp(conv(5, 1, 1, 0), {{"I", f32({1, 5, 5, 8})}, {"K", f32({1, 1, 8, 64})}}, avx512(cores));
+}
+
+TEST(PackedGemm, VectorPanelIsPackedOncePerTile) {
+  // Four vector tiles of 32 columns: enough to run them in parallel, each packing its panel.
+  auto lowered = lower_text(kMatmul, {{"A", f32({64, 40})}, {"B", f32({40, 128})}}, avx512());
+  Count c;
+  c.visit_stmt(lowered.steps[0].kernel.body);
+  EXPECT_NE(std::find(c.allocs.begin(), c.allocs.end(), "pack_B"), c.allocs.end()) << print_stmt(lowered.steps[0].kernel.body);
+  EXPECT_EQ(c.parallel, 1);
+}
+
+// ---- Parallel loops ---------------------------------------------------------------------------
+
+TEST(Parallel, UnitBatchConvStillHasAParallelLoop) {
+  // 3x3 on 7x7x512 (ResNet-50's last block, scaled down in channels): n has extent 1.
+  for (int64_t co : {16, 512}) {
+    auto lowered = lower_text(conv(7, 1, 1, 1), {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, co})}}, avx512());
+    Count c;
+    c.visit_stmt(lowered.steps[0].kernel.body);
+    EXPECT_GE(c.parallel, 1) << co << "\n" << print_stmt(lowered.steps[0].kernel.body);
+  }
+}
+
+TEST(Parallel, OneCoreHasNoParallelLoop) {
+  TargetInfo one = avx512();
+  one.cores = 1;
+  auto lowered = lower_text(kMatmul, {{"A", f32({64, 40})}, {"B", f32({40, 64})}}, one);
+  Count c;
+  c.visit_stmt(lowered.steps[0].kernel.body);
+  EXPECT_EQ(c.parallel, 0);
+}
+
+}  // namespace
+}  // namespace tessera::compiler
