@@ -9,11 +9,13 @@ namespace tessera {
 
 DeviceRegistry builtin_devices() {
   DeviceRegistry registry;
-  registry.add("interp", "reference interpreter (exact Tile semantics, slow)",
-               [] { return make_interp_device(); });
+  // The first device added is the default (DESIGN.md §5): the compiled `cpu` device where this
+  // build has it, else the interpreter.
 #ifdef TESSERA_HAS_CPU
   registry.add("cpu", "LLVM 15 JIT for the host CPU (multi-threaded)", [] { return make_cpu_device(); });
 #endif
+  registry.add("interp", "reference interpreter (exact Tile semantics, slow)",
+               [] { return make_interp_device(); });
   return registry;
 }
 

@@ -90,6 +90,12 @@ void BM_Conv_OneDNN(benchmark::State &state) {
       {prop_kind::forward_inference, algorithm::convolution_direct, src, wei, dst, {c.s, c.s}, {pad, pad}, {pad_r, pad_r}}, eng);
   HostTensor in = random_tensor({1, c.hw, c.hw, c.ci}, 1), out = random_tensor({1, o, o, c.co}, 3);
   memory src_m(src, eng, in.data()), dst_m(dst, eng, out.data()), wei_m(pd.weights_desc(), eng);
+  // The same random weights as Tessera's (HWIO), reordered into oneDNN's blocked layout: memory
+  // left uninitialized could hold denormals and time something else.
+  HostTensor k = random_tensor({c.k, c.k, c.ci, c.co}, 2);
+  memory user_wei({{c.co, c.ci, c.k, c.k}, memory::data_type::f32, memory::format_tag::hwio}, eng, k.data());
+  reorder(user_wei, wei_m).execute(strm, user_wei, wei_m);
+  strm.wait();
   convolution_forward conv(pd);
   for (auto _ : state) {
     conv.execute(strm, {{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}});

@@ -1,0 +1,109 @@
+// A printer of loop IR kernels as C-like source, shared by OpenCL C and (later) GLSL: the dialect
+// supplies type names, buffer access, vector syntax and the kernel frame; this prints the rest.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/IR.h"
+
+namespace tessera::clike {
+
+/// What a dialect decides. Every hook gets C expressions already printed.
+class Dialect {
+ public:
+  virtual ~Dialect() = default;
+  /// The C type that computes values of `dtype` (half may compute in float; bool in `bool`).
+  virtual std::string compute_type(tile::DType dtype) const = 0;
+  /// The C type of elements of an array of `dtype` in memory.
+  virtual std::string memory_type(tile::DType dtype) const = 0;
+  /// A native vector type of `lanes` x `dtype`, or "" when the dialect has none (the printer then
+  /// computes such vectors lane by lane).
+  virtual std::string vector_type(tile::DType dtype, int lanes) const = 0;
+  /// The element `index` of `buffer` (of `dtype`, in global memory when `global`), as a value of
+  /// compute_type, and the statement storing `value` there.
+  virtual std::string load(const std::string &buffer, tile::DType dtype, bool global, const std::string &index) const;
+  virtual std::string store(const std::string &buffer, tile::DType dtype, bool global, const std::string &index,
+                            const std::string &value) const;
+  /// A contiguous vector load/store of `lanes` elements starting at `base`.
+  virtual std::string vector_load(const std::string &buffer, int lanes, const std::string &base) const = 0;
+  virtual std::string vector_store(const std::string &buffer, int lanes, const std::string &base,
+                                   const std::string &value) const = 0;
+  /// Lane `lane` of a native vector value.
+  virtual std::string lane_of(const std::string &vector, int lane) const = 0;
+  /// `value` (of `from`) converted to `to` with Tile's semantics (float -> int saturates, NaN -> 0).
+  virtual std::string convert(const std::string &value, tile::DType from, tile::DType to) = 0;
+  /// A named helper function (floor division, NaN-propagating max, ...) the source needs; the
+  /// dialect returns the function's name and records its definition.
+  virtual std::string helper(const std::string &name, tile::DType dtype) = 0;
+  /// The math function `name` (exp, tanh, ...) on a value of `dtype`.
+  virtual std::string math(const std::string &name, tile::DType dtype, const std::vector<std::string> &args) const;
+  virtual std::string literal_suffix(tile::DType dtype) const;
+  /// The unroll hint line before a fully unrolled loop ("" for none).
+  virtual std::string unroll_pragma() const { return "#pragma unroll"; }
+  virtual std::string barrier() const = 0;
+  virtual std::string local_qualifier() const = 0;
+};
+
+/// The printed body of one kernel.
+struct PrintedBody {
+  std::string code;                    // statements, indented by `indent`
+  std::vector<std::string> locals;     // work-group local arrays, hoisted to the kernel's top
+};
+
+/// Prints statements of a kernel whose buffer parameters are `params` (global memory).
+class CLikePrinter {
+ public:
+  CLikePrinter(Dialect &dialect, const std::vector<compiler::BufferParam> &params);
+  PrintedBody print(const compiler::Stmt &body, int indent);
+  /// Declares a scalar variable already in scope (e.g. a work-item id) of `type`.
+  void declare(const std::string &name, compiler::Type type);
+  /// A legal C identifier for an IR name (keywords and builtins get a trailing '_').
+  static std::string identifier(const std::string &name);
+
+  /// The scalar value of lane `lane` of `e` (lane ignored for scalars) in compute type.
+  std::string scalar(const compiler::Expr &e, int lane);
+
+ private:
+  struct Buffer {
+    tile::DType dtype;
+    bool global;
+  };
+  struct VarInfo {
+    compiler::Type type;
+    bool native;  // a vector held in a native vector type (else one variable per lane)
+  };
+
+  bool native_ok(const compiler::Expr &e) const;
+  std::string vec(const compiler::Expr &e);
+  std::string literal(tile::DType dtype, double fv, int64_t iv, bool is_float_value);
+  std::string binary(const compiler::Binary &b, int lane);
+  std::string binary_op(compiler::Binary::Op op, tile::DType t, const std::string &a, const std::string &b,
+                        bool floor_div);
+  std::string call(const compiler::Call &c, int lane);
+  std::string cast(const std::string &v, tile::DType from, tile::DType to) {
+    return from == to ? v : dialect_.convert(v, from, to);
+  }
+  std::string truthy(const std::string &v, tile::DType t) { return cast(v, t, tile::DType::Bool); }
+  std::string var_lane(const std::string &name, const VarInfo &info, int lane) const;
+
+  void stmt(const compiler::Stmt &s);
+  void store(const compiler::Store &s);
+  void line(const std::string &text) { out_ += std::string(2 * indent_, ' ') + text + "\n"; }
+  void nested(const compiler::Stmt &s);
+  /// Whether `name` is already declared in the innermost C block (so a redeclaration needs a block).
+  bool declared_here(const std::string &name) const { return blocks_.back().count(name) > 0; }
+
+  Dialect &dialect_;
+  std::map<std::string, Buffer> buffers_;
+  std::map<std::string, std::vector<VarInfo>> vars_;  // a stack per name (shadowing)
+  std::vector<std::set<std::string>> blocks_{{}};
+  std::vector<std::string> locals_;
+  std::string out_;
+  int indent_ = 0;
+  int temps_ = 0;
+};
+
+}  // namespace tessera::clike
