@@ -4,7 +4,7 @@ BUILD := $(REPO)/build
 VENV_PYTHON := $(REPO)/.venv/bin/python
 # pytest against this build's binary and Python module. tests/python and tests/e2e run separately:
 # e2e imports tests/python's modules as helpers, and each folder has its own pytest.ini.
-PYTEST := TESSERA_BIN=$(BUILD)/frontends/cli/tessera PYTHONPATH=$(BUILD)/python \
+PYTEST := TESSERA_BIN=$(BUILD)/frontends/cli/tessera PYTHONPATH=$(BUILD)/python POCL_CACHE_DIR=$(BUILD)/pocl-cache \
   $(VENV_PYTHON) -m pytest -q -p no:cacheprovider
 
 .PHONY: setup configure build demo test fuzz

@@ -4,6 +4,9 @@
 #ifdef TESSERA_HAS_CPU
 #include "backends/llvm/CpuDevice.h"
 #endif
+#ifdef TESSERA_HAS_OPENCL
+#include "backends/opencl/OpenCLDevice.h"
+#endif
 
 namespace tessera {
 
@@ -16,6 +19,11 @@ DeviceRegistry builtin_devices() {
 #endif
   registry.add("interp", "reference interpreter (exact Tile semantics, slow)",
                [] { return make_interp_device(); });
+#ifdef TESSERA_HAS_OPENCL
+  // Every device of every OpenCL platform; a machine without a platform lists none.
+  for (int i = 0; i < opencl_device_count(); ++i)
+    registry.add("opencl:" + std::to_string(i), opencl_device_description(i), [i] { return make_opencl_device(i); });
+#endif
   return registry;
 }
 

@@ -16,6 +16,7 @@ PACKAGES=(
   llvm-15-dev                                   # the CPU backend's JIT (shared libLLVM-15)
   libbenchmark-dev libopenblas-dev libdnnl-dev  # bench/ (-DTESSERA_BENCH=ON): Tessera vs peers
   python3-venv python3-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo  # the OpenCL backend, PoCL as its test device
 )
 
 missing=()

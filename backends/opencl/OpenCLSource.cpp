@@ -1,0 +1,171 @@
+#include "backends/opencl/OpenCLSource.h"
+
+#include <map>
+
+#include "backends/clike/CLikePrinter.h"
+
+namespace tessera::opencl {
+
+namespace {
+
+using tile::DType;
+
+std::string unsigned_of(const std::string &t) {
+  if (t == "char") return "uchar";
+  if (t == "short") return "ushort";
+  if (t == "int") return "uint";
+  if (t == "long") return "ulong";
+  return t;
+}
+
+class OpenCLDialect : public clike::Dialect {
+ public:
+  std::map<std::string, std::string> helpers;  // name -> definition, printed before the kernel
+
+  std::string compute_type(DType t) const override {
+    switch (t) {
+      case DType::Bool: return "bool";
+      case DType::Int8: return "char";
+      case DType::UInt8: return "uchar";
+      case DType::Int16: return "short";
+      case DType::UInt16: return "ushort";
+      case DType::Int32: return "int";
+      case DType::UInt32: return "uint";
+      case DType::Int64: return "long";
+      case DType::UInt64: return "ulong";
+      case DType::Float16: return "float";  // stored as half (vload_half/vstore_half: no cl_khr_fp16 needed)
+      case DType::Float32: return "float";
+      case DType::Float64: return "double";
+    }
+    return "?";
+  }
+  std::string memory_type(DType t) const override {
+    if (t == DType::Bool) return "uchar";
+    if (t == DType::Float16) return "half";
+    return compute_type(t);
+  }
+  std::string vector_type(DType t, int lanes) const override {
+    bool width = lanes == 2 || lanes == 3 || lanes == 4 || lanes == 8 || lanes == 16;
+    bool type = t == DType::Float32 || t == DType::Float64 || t == DType::Int32 || t == DType::UInt32 ||
+                t == DType::Int64 || t == DType::UInt64;
+    return width && type ? compute_type(t) + std::to_string(lanes) : "";
+  }
+  std::string load(const std::string &buffer, DType t, bool global, const std::string &index) const override {
+    if (global && t == DType::Float16) return "vload_half(" + index + ", " + buffer + ")";
+    return Dialect::load(buffer, t, global, index);
+  }
+  std::string store(const std::string &buffer, DType t, bool global, const std::string &index,
+                    const std::string &value) const override {
+    if (global && t == DType::Float16) return "vstore_half_rte(" + value + ", " + index + ", " + buffer + ");";
+    return Dialect::store(buffer, t, global, index, value);
+  }
+  std::string vector_load(const std::string &buffer, int lanes, const std::string &base) const override {
+    return "vload" + std::to_string(lanes) + "(0, " + buffer + " + " + base + ")";
+  }
+  std::string vector_store(const std::string &buffer, int lanes, const std::string &base,
+                           const std::string &value) const override {
+    return "vstore" + std::to_string(lanes) + "(" + value + ", 0, " + buffer + " + " + base + ");";
+  }
+  std::string lane_of(const std::string &vector, int lane) const override {
+    return vector + ".s" + "0123456789abcdef"[lane];
+  }
+  std::string convert(const std::string &v, DType from, DType to) override {
+    std::string t = compute_type(to);
+    if (to == DType::Bool) return "(" + v + " != 0)";
+    if (to == DType::Float16) {
+      if (from == DType::Float32 || from == DType::Float16) return helper("to_half", to) + "(" + v + ")";
+      return helper("to_half", to) + "((float)(" + v + "))";
+    }
+    if (tile::is_float(from) && !tile::is_float(to)) return "convert_" + t + "_sat(" + v + ")";  // NaN -> 0
+    if (from == DType::Float16 && to == DType::Float32) return v;
+    return "((" + t + ")(" + v + "))";
+  }
+  std::string helper(const std::string &name, DType dtype) override {
+    std::string T = compute_type(dtype), fn = "tsr_" + name + "_" + T;
+    if (helpers.count(fn)) return fn;
+    std::string U = unsigned_of(T), bits = std::to_string(tile::dtype_bits(dtype));
+    bool sgn = tile::is_signed_int(dtype);
+    std::string head = "static inline " + T + " " + fn + "(" + T + " a, " + T + " b) {\n";
+    std::string body;
+    // Integer division never traps: x / 0 = 0, MIN / -1 wraps.
+    if (name == "floordiv" || name == "floormod" || name == "truncdiv" || name == "truncmod") {
+      bool div = name == "floordiv" || name == "truncdiv", floor = name.rfind("floor", 0) == 0;
+      body = "  if (b == 0) return 0;\n";
+      if (!sgn) {
+        body += std::string("  return a ") + (div ? "/" : "%") + " b;\n";
+      } else {
+        body += std::string("  if (b == -1) return ") + (div ? "(" + T + ")((" + U + ")0 - (" + U + ")a)" : "0") + ";\n";
+        body += "  " + T + " q = a / b, r = a % b;\n";
+        if (floor) body += "  if (r != 0 && ((r ^ b) < 0)) { q -= 1; r += b; }\n";
+        body += std::string("  return ") + (div ? "q" : "r") + ";\n";
+      }
+    } else if (name == "shl") {
+      // A count outside [0, bits) gives 0 (-1 for a negative value shifted right arithmetically).
+      body = "  return (ulong)(b) < " + bits + "UL ? (" + T + ")(a << b) : (" + T + ")0;\n";
+    } else if (name == "shr") {
+      body = "  return (ulong)(b) < " + bits + "UL ? (" + T + ")(a >> b) : " +
+             (sgn ? "(" + T + ")(a >> " + std::to_string(tile::dtype_bits(dtype) - 1) + ")" : "(" + T + ")0") + ";\n";
+    } else if (name == "fmax_nan" || name == "fmin_nan") {
+      // NaN propagates (numpy maximum/minimum).
+      body = std::string("  return (isnan(a) || isnan(b)) ? a + b : (a ") + (name == "fmax_nan" ? ">" : "<") +
+             " b ? a : b);\n";
+    } else if (name == "relu") {
+      head = "static inline " + T + " " + fn + "(" + T + " a) {\n";
+      body = tile::is_float(dtype) ? "  return !(a <= 0) ? a : (" + T + ")0;\n" : "  return a < 0 ? (" + T + ")0 : a;\n";
+    } else if (name == "abs") {
+      head = "static inline " + T + " " + fn + "(" + T + " a) {\n";
+      body = "  return a < 0 ? (" + T + ")((" + U + ")0 - (" + U + ")a) : a;\n";
+    } else if (name == "to_half") {
+      head = "static inline float " + fn + "(float a) {\n";
+      body = "  ushort h;\n  vstore_half_rte(a, 0, (half *)&h);\n  return vload_half(0, (const half *)&h);\n";
+    }
+    helpers[fn] = head + body + "}\n";
+    return fn;
+  }
+  std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE);"; }
+  std::string local_qualifier() const override { return "__local"; }
+};
+
+}  // namespace
+
+KernelSource kernel_source(const compiler::Kernel &k) {
+  OpenCLDialect dialect;
+  clike::CLikePrinter printer(dialect, k.params);
+  KernelSource ks;
+  ks.entry = "tk_" + clike::CLikePrinter::identifier(k.name);
+  std::string signature = "__kernel void " + ks.entry + "(";
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const auto &p = k.params[i];
+    signature += std::string(i ? ", " : "") + "__global " + (p.is_output ? "" : "const ") +
+                 dialect.memory_type(p.dtype) + " *restrict " + clike::CLikePrinter::identifier(p.name);
+  }
+  signature += ") {\n";
+
+  // The outermost parallel loop of constant extent is the NDRange: each work-item runs one
+  // iteration of its body.
+  std::string prologue;
+  compiler::Stmt body = k.body;
+  auto *f = compiler::as<compiler::For>(k.body);
+  auto *extent = f ? compiler::as<compiler::IntImm>(f->extent) : nullptr;
+  if (f && extent && (f->for_kind == compiler::ForKind::Parallel || f->for_kind == compiler::ForKind::GpuBlock)) {
+    ks.global_size = extent->value;
+    std::string t = dialect.compute_type(f->min->type.dtype);
+    std::string lo = printer.scalar(f->min, 0);
+    prologue = "  const " + t + " " + clike::CLikePrinter::identifier(f->var) + " = (" + t + ")get_global_id(0)" +
+               (lo == "0" || lo == "0L" ? "" : " + " + lo) + ";\n";
+    printer.declare(f->var, f->min->type);
+    body = f->body;
+  }
+  clike::PrintedBody printed = printer.print(body, 1);
+  std::string locals;
+  for (const auto &l : printed.locals) locals += "  " + l + "\n";
+  std::string helpers;
+  for (const auto &[name, def] : dialect.helpers) helpers += def;
+  std::string program = helpers + signature + locals + prologue + printed.code + "}\n";
+  ks.uses_fp64 = program.find("double") != std::string::npos;
+  for (const auto &p : k.params) ks.uses_fp64 |= p.dtype == DType::Float64;
+  ks.source = (ks.uses_fp64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") + program;
+  return ks;
+}
+
+}  // namespace tessera::opencl
