@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/HostTensor.h"
+#include "tile/Diagnostics.h"
 #include "tile/Bind.h"
 
 namespace tessera {
@@ -50,6 +51,12 @@ class Device {
   virtual ~Device() = default;
   virtual DeviceInfo info() const = 0;
   virtual std::unique_ptr<Executable> compile(const tile::BoundProgram &program) = 0;
+  /// The code this device would run for `program` (`tessera lower --emit source`): LLVM IR,
+  /// OpenCL C, ... Throws tile::Error on a device that has no source form.
+  virtual std::string source(const tile::BoundProgram &program) {
+    (void)program;
+    throw tile::Error("error: device '" + info().name + "' has no source form to show");
+  }
 };
 
 }  // namespace tessera

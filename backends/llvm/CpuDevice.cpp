@@ -204,6 +204,9 @@ class CpuDevice : public Device {
     auto lowered = compiler::lower(program, llvm_backend::host_target());
     return std::make_unique<CpuExecutable>(program, std::move(lowered));
   }
+  std::string source(const tile::BoundProgram &program) override {
+    return emit_source(compiler::lower(program, llvm_backend::host_target()));
+  }
 };
 
 }  // namespace

@@ -303,6 +303,18 @@ class OpenCLDevice : public Device {
     auto lowered = compiler::lower(program, target_of(d_));
     return std::make_unique<OpenCLExecutable>(d_, program, std::move(lowered));
   }
+  std::string source(const tile::BoundProgram &program) override {
+    std::string out;
+    for (const auto &step : compiler::lower(program, target_of(d_)).steps) {
+      if (step.kind == compiler::Step::Kind::Host) {
+        out += "// host step: " + step.host_statement + "\n";
+        continue;
+      }
+      opencl::KernelSource src = opencl::kernel_source(step.kernel);
+      out += "// kernel " + src.entry + ", global size " + std::to_string(src.global_size) + "\n" + src.source;
+    }
+    return out;
+  }
 
  private:
   ClDevice &d_;

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "compiler/IRPrinter.h"
+#include "backends/Registry.h"
 #include "compiler/Lower.h"
 #include "frontends/cli/Commands.h"
 #include "frontends/cli/InputSpec.h"
@@ -98,7 +99,10 @@ void lower_command(const LowerOptions &o) {
   tile::BoundProgram bound = tile::bind(program, inputs);
   compiler::LoweredProgram lowered = compiler::lower(bound, target_for(o));
 
-  if (o.emit == "source") fail("--emit source needs a compiled backend");
+  if (o.emit == "source") {
+    std::cout << builtin_devices().create(o.device)->source(bound);
+    return;
+  }
   if (o.emit == "tile") {
     for (const auto &[name, type] : bound.inputs) std::cout << "// input " << name << ": " << type.str() << "\n";
     for (const auto &s : bound.statements) std::cout << "// " << s.output << ": " << s.type.str() << "\n";
@@ -132,7 +136,7 @@ void add_lower_command(CLI::App &app) {
   cmd->add_option("program", options->program, "The Tile program (PROG.tile)")->required();
   cmd->add_option("--in", options->inputs, "An input type: NAME=DTYPE[D0,D1,...], e.g. A=f32[2,3]");
   cmd->add_option("--spec", options->spec, "Input types as JSON: {\"inputs\": {\"A\": {\"dtype\", \"shape\"}}}");
-  cmd->add_option("--device", options->device, "Device to lower for (default: cpu)");
+  cmd->add_option("--device", options->device, "Device whose source --emit source shows (default: cpu)");
   cmd->add_option("--emit", options->emit, "What to print: tile, loops (default) or source");
   cmd->add_option("--target", options->target, "host (default) or generic (1 core, 128-bit vectors)");
   cmd->callback([options] { lower_command(*options); });

@@ -402,3 +402,18 @@ def test_failing_output_write_publishes_nothing(tessera, tmp_path):
     assert one_line(proc.stderr) == ("no/such/dir/stats.json: error: cannot write file: "
                                      "No such file or directory")
     assert files_in(tmp_path / "out") == []  # neither C.npy nor a temporary file
+
+
+def test_lower_emits_each_devices_source(tessera, tmp_path):
+    prog = write(tmp_path / "mm.tile", MATMUL)
+    types = ["--in", "A=f32[4,8]", "--in", "B=f32[8,16]"]
+    loops = tessera("lower", prog, *types, "--emit", "loops").stdout
+    assert "for " in loops and "C[" in loops
+    llvm_ir = tessera("lower", prog, *types, "--emit", "source", "--device", "cpu").stdout
+    assert "define" in llvm_ir and "tk_C" in llvm_ir
+    devices = tessera("devices").stdout
+    if "opencl:0" in devices:
+        assert "__kernel void tk_C" in tessera("lower", prog, *types, "--emit", "source", "--device", "opencl:0").stdout
+    proc = tessera("lower", prog, *types, "--emit", "source", "--device", "interp", check=False)
+    assert proc.returncode == 1
+    assert "device 'interp' has no source form to show" in proc.stderr
