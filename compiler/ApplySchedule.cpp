@@ -126,25 +126,17 @@ struct Pack {
 
 constexpr int64_t kMaxPackBytes = 1 << 20;
 
-std::optional<Pack> plan_pack(const ContractionNest &n, const Schedule &s, const std::vector<int64_t> &tile,
-                              const std::vector<int> &outs, const std::vector<int> &reds, const Expr &v_inner) {
-  int v = s.vector_index;
-  if (v < 0 || reds.empty() || !n.divisibility.empty() || outs.empty()) return std::nullopt;
-  // The vector tile loop must be the outermost loop that iterates, with row tiles inside it to reuse the panel.
-  int64_t reuse = 1;
-  bool first = true;
-  for (int j : outs) {
-    int64_t count = tile[j] > 1 ? (n.indices[j].extent + tile[j] - 1) / tile[j] : n.indices[j].extent;
-    if (j == v) {
-      first = false;
-      continue;
-    }
-    if (first && count > 1) return std::nullopt;
-    if (!first) reuse *= count;
-  }
-  if (reuse < 2) return std::nullopt;
+// The operand that is contiguous in the vector index and otherwise reads only reduction indices
+// (GEMM's B, a convolution's kernel): the one worth copying into a panel. `mine` gets the
+// reduction indices it reads, in `reds` order.
+struct Packable {
+  const Load *load = nullptr;
+  std::vector<int> mine;
+};
+
+std::vector<Packable> packable_loads(const ContractionNest &n, int v, const std::vector<int> &reds) {
   const NestIndex &vx = n.indices[v];
-  int64_t T = tile[v];
+  std::vector<Packable> found;
   VarsOf all;
   all.visit_expr(n.value);
   for (const Load *l : all.loads) {
@@ -177,6 +169,31 @@ std::optional<Pack> plan_pack(const ContractionNest &n, const Schedule &s, const
       if (inside) in_range = false;
     }
     if (!in_range) continue;
+    found.push_back({l, mine});
+  }
+  return found;
+}
+
+std::optional<Pack> plan_pack(const ContractionNest &n, const Schedule &s, const std::vector<int64_t> &tile,
+                              const std::vector<int> &outs, const std::vector<int> &reds, const Expr &v_inner) {
+  int v = s.vector_index;
+  if (v < 0 || reds.empty() || !n.divisibility.empty() || outs.empty()) return std::nullopt;
+  // The vector tile loop must be the outermost loop that iterates, with row tiles inside it to reuse the panel.
+  int64_t reuse = 1;
+  bool first = true;
+  for (int j : outs) {
+    int64_t count = tile[j] > 1 ? (n.indices[j].extent + tile[j] - 1) / tile[j] : n.indices[j].extent;
+    if (j == v) {
+      first = false;
+      continue;
+    }
+    if (first && count > 1) return std::nullopt;
+    if (!first) reuse *= count;
+  }
+  if (reuse < 2) return std::nullopt;
+  const NestIndex &vx = n.indices[v];
+  int64_t T = tile[v];
+  for (const auto &[l, mine] : packable_loads(n, v, reds)) {
     int64_t points = 1;
     for (int j : mine) points *= n.indices[j].extent;
     if (points * T * static_cast<int64_t>(tile::dtype_size(l->type.dtype)) > kMaxPackBytes) continue;
@@ -362,14 +379,12 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
   return simplify(vectorize_loops(simplify(inner)));
 }
 
-}  // namespace
-
-Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
-  std::vector<ContractionNest> regions = split_borders(n);
-  if (regions.size() == 1) return apply_region(n, schedule, true);
-  // The schedule is the interior's (the cost model chose it for the unguarded interior); border
-  // regions keep it but leave guarded output indices untiled, so their reduction bounds hoist.
-  std::vector<Stmt> parts = {apply_region(regions[0], schedule, true)};
+// The interior with `schedule`, then the borders: they keep it but leave guarded output indices
+// untiled, so their reduction bounds hoist. The schedule is the interior's (the cost model chose
+// it for the unguarded interior).
+std::vector<Stmt> apply_regions(const ContractionNest &n, const std::vector<ContractionNest> &regions,
+                                const Schedule &schedule, bool pack_interior) {
+  std::vector<Stmt> parts = {apply_region(regions[0], schedule, pack_interior)};
   for (size_t i = 1; i < regions.size(); ++i) {
     Schedule b = schedule;
     if (b.tile_sizes.size() == n.indices.size())
@@ -378,7 +393,130 @@ Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
           if (g.coeffs[j] != 0 && static_cast<int>(j) != b.vector_index) b.tile_sizes[j] = 1;
     parts.push_back(apply_region(regions[i], b, false));  // borders are too thin to repay a panel copy
   }
-  return Block::make(parts);
+  return parts;
+}
+
+// The interior's schedule for a border region of `n`: guarded output indices are untiled; when
+// that leaves no row blocking, the longest unguarded output index of the region takes the rows.
+Schedule border_schedule(const ContractionNest &n, const ContractionNest &region, Schedule b) {
+  if (b.tile_sizes.size() != n.indices.size()) return b;
+  auto guarded = [&](size_t j) {
+    for (const auto &g : region.guards)
+      if (g.coeffs[j] != 0) return true;
+    return false;
+  };
+  int64_t rows = 1;
+  bool blocked = false;
+  int best = -1;
+  for (size_t j = 0; j < n.outputs(); ++j) {
+    if (static_cast<int>(j) == b.vector_index) continue;
+    rows = std::max(rows, b.tile_sizes[j]);
+    if (guarded(j)) b.tile_sizes[j] = 1;
+    int64_t e = region.indices[j].extent;
+    blocked |= b.tile_sizes[j] > 1 && e > 1;
+    if (!guarded(j) && e > 1 && (best < 0 || e > region.indices[best].extent)) best = static_cast<int>(j);
+  }
+  if (blocked || rows < 2 || best < 0) return b;
+  for (size_t j = 0; j < n.outputs(); ++j)
+    if (static_cast<int>(j) != b.vector_index) b.tile_sizes[j] = 1;
+  int64_t e = region.indices[best].extent, t = std::min(rows, e);
+  while (e % t != 0) --t;  // a divisor: no tail guard in the reduction loop
+  b.tile_sizes[best] = t;
+  return b;
+}
+
+// Applies `s` to `r`, with the partial tiles of a row index peeled into a region of their own
+// (untiled there), so that no reduction loop carries a tail guard.
+void peel_tails(const ContractionNest &r, const Schedule &s, std::vector<Stmt> &parts) {
+  if (s.tile_sizes.size() == r.indices.size())
+    for (size_t j = 0; j < r.outputs(); ++j) {
+      int64_t t = s.tile_sizes[j], e = r.indices[j].extent;
+      if (static_cast<int>(j) == s.vector_index || t <= 1 || e <= t || e % t == 0) continue;
+      int64_t whole = e - e % t;
+      ContractionNest head = r, rest = r;
+      head.indices[j].extent = whole;
+      rest.indices[j].lo += whole;
+      rest.indices[j].extent = e - whole;
+      Schedule untiled = s;
+      untiled.tile_sizes[j] = 1;
+      peel_tails(head, s, parts);
+      peel_tails(rest, untiled, parts);
+      return;
+    }
+  parts.push_back(apply_region(r, s, false));
+}
+
+// A padded contraction whose whole vector operand is larger than a panel (a deep 3x3 convolution
+// on a small image): packed per region, the interior would copy it once and every border point
+// would stream it from memory again (five passes over 9 MB for ResNet's 7x7x512 layer). Instead
+// one loop over vector tiles, outside all regions, packs the tile's panel once and the interior
+// and every border read it while it is hot in L2.
+std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule &schedule) {
+  Schedule s = normalized(n, schedule);
+  int v = s.vector_index;
+  if (v < 0 || n.empty || !n.divisibility.empty()) return std::nullopt;
+  const NestIndex vx = n.indices[v];
+  int64_t T = std::min(s.tile_sizes[v], vx.extent);  // normalized: a multiple of the width dividing the extent
+  int64_t tiles = vx.extent / T;
+  if (tiles < 2) return std::nullopt;
+  std::vector<int> reds;
+  for (int j : s.loop_order)
+    if (!n.indices[j].output) reds.push_back(j);
+  for (const auto &[l, mine] : packable_loads(n, v, reds)) {
+    int64_t points = 1;
+    for (int j : mine) points *= n.indices[j].extent;
+    int64_t bytes = static_cast<int64_t>(tile::dtype_size(l->type.dtype));
+    if (points * T * bytes > kMaxPackBytes || points * vx.extent * bytes <= kMaxPackBytes) continue;
+    std::string buffer = "pack_" + l->buffer, blk = vx.name + "_blk", lane = "#lane";
+    Expr flat = imm(0);
+    for (int j : mine)
+      flat = bin(Op::Add, bin(Op::Mul, flat, imm(n.indices[j].extent)), bin(Op::Sub, var(n.indices[j].name), imm(n.indices[j].lo)));
+    flat = bin(Op::Mul, flat, imm(T));
+    // The regions see the vector index as the lane within the tile; `blk` is the tile's first element.
+    ContractionNest c = n;
+    std::map<std::string, Expr> shift = {{vx.name, bin(Op::Add, var(blk), var(vx.name))}};
+    c.value = ReplaceLoad(l, Load::make(l->type, buffer, bin(Op::Add, flat, var(lane)))).mutate(n.value);
+    c.value = substitute(substitute(c.value, shift), {{lane, var(vx.name)}});
+    c.out_index = substitute(c.out_index, shift);
+    if (c.epilogue) c.epilogue = substitute(c.epilogue, shift);
+    if (c.unwritten) c.unwritten = substitute(c.unwritten, shift);
+    c.indices[v].lo = 0;
+    c.indices[v].extent = T;
+    Schedule inner = s;
+    inner.parallel_loops = 0;
+    std::vector<ContractionNest> regions = split_borders(c);
+    std::vector<Stmt> parts;
+    peel_tails(regions[0], inner, parts);
+    // A border strip splits again: along the strip the other output index is mostly unguarded,
+    // so only the corners are left without a row-blocked accumulator tile.
+    for (size_t i = 1; i < regions.size(); ++i)
+      for (const auto &r : split_borders(regions[i])) peel_tails(r, border_schedule(c, r, inner), parts);
+
+    int W = s.vector_width;
+    Expr lane_of = T > W ? bin(Op::Add, bin(Op::Mul, var(vx.name + "_pu"), imm(W)), var(vx.name + "_pv")) : var(vx.name + "_pv");
+    Stmt fill = Store::make(buffer, bin(Op::Add, flat, lane_of),
+                            Load::make(l->type, l->buffer, substitute(l->index, {{vx.name, bin(Op::Add, var(blk), lane_of)}})));
+    fill = For::make(vx.name + "_pv", imm(0), imm(W), ForKind::Vectorized, fill);
+    if (T > W) fill = For::make(vx.name + "_pu", imm(0), imm(T / W), ForKind::Unrolled, fill);
+    for (size_t m = mine.size(); m-- > 0;)
+      fill = For::make(n.indices[mine[m]].name, imm(n.indices[mine[m]].lo), imm(n.indices[mine[m]].extent), ForKind::Serial, fill);
+    parts.insert(parts.begin(), simplify(vectorize_loops(simplify(fill))));
+
+    std::string t = vx.name + "_t";
+    Stmt body = Allocate::make(buffer, l->type, points * T, false, Block::make(parts));
+    body = substitute(body, {{blk, bin(Op::Add, imm(vx.lo), bin(Op::Mul, var(t), imm(T)))}});
+    return simplify(For::make(t, imm(0), imm(tiles), s.parallel_loops > 0 ? ForKind::Parallel : ForKind::Serial, body));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
+  std::vector<ContractionNest> regions = split_borders(n);
+  if (regions.size() == 1) return apply_region(n, schedule, true);
+  if (auto shared = apply_shared_panel(n, schedule)) return *shared;
+  return Block::make(apply_regions(n, regions, schedule, true));
 }
 
 }  // namespace tessera::compiler

@@ -1,0 +1,129 @@
+// Padded contractions whose vector operand is too big for one panel (ResNet's 3x3 on 7x7x512,
+// scaled down): one loop over vector tiles packs each tile's panel once and the interior and every
+// border read it. LoopEval runs the lowered kernels against the reference interpreter.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "backends/interp/InterpDevice.h"
+#include "compiler/IRPrinter.h"
+#include "compiler/IRVisitor.h"
+#include "compiler/Lower.h"
+#include "tests/unit/compiler/LoopEval.h"
+#include "tile/Parser.h"
+
+namespace tessera::compiler {
+namespace {
+
+using tile::DType;
+using tile::TensorType;
+
+TensorType f32(std::vector<int64_t> shape) { return {DType::Float32, std::move(shape)}; }
+
+TargetInfo avx512(int cores = 2) {
+  TargetInfo t;
+  t.cores = cores, t.vector_bits = 512;
+  return t;
+}
+
+// A padded NHWC convolution: `out` x `out` outputs, stride s, "same"-style padding p.
+std::string conv(int64_t out, int64_t s, int64_t p, bool bias_relu = false) {
+  auto o = std::to_string(out), st = std::to_string(s), pd = std::to_string(p);
+  std::string c = "O[n, x, y, co : N, " + o + ", " + o + ", CO] = +(I[n, " + st + "*x + i - " + pd + ", " + st +
+                  "*y + j - " + pd + ", ci] * K[i, j, ci, co]);";
+  if (!bias_relu) return "function (I[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) { " + c + " }";
+  return "function (I[N, H, W, CI], K[KH, KW, CI, CO], B[CO]) -> (R) { " + c + " R = relu(O + B); }";
+}
+
+// Runs every kernel with LoopEval on random inputs and compares each output with interp
+// (float32 kernels vs interp's double accumulation over <= 1152 terms of order 1: 1e-3 absolute).
+void expect_matches_interp(const std::string &text, const std::map<std::string, TensorType> &in, TargetInfo target) {
+  auto bound = tile::bind(tile::parse_program(text), in);
+  LoweredProgram lowered = lower(bound, target);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  TensorMap inputs;
+  test::LoopEval eval;
+  for (const auto &[name, type] : bound.inputs) {
+    HostTensor t(type);
+    for (int64_t i = 0; i < t.elements(); ++i) t.set_double(i, dist(rng));
+    for (int64_t i = 0; i < t.elements(); ++i) eval.buffers[name].push_back(t.get_double(i));
+    inputs[name] = t;
+  }
+  for (const auto &b : lowered.buffers)
+    if (!eval.buffers.count(b.name)) eval.buffers[b.name].assign(b.elements, 0);
+  for (const auto &step : lowered.steps) {
+    ASSERT_EQ(step.kind, Step::Kind::Kernel);
+    eval.run(step.kernel.body);
+  }
+  TensorMap expected = interpret(bound, inputs);
+  for (const auto &[name, t] : expected) {
+    const auto &got = eval.buffers.at(name);
+    ASSERT_EQ(static_cast<int64_t>(got.size()), t.elements());
+    for (int64_t i = 0; i < t.elements(); ++i) ASSERT_NEAR(got[i], t.get_double(i), 1e-3) << name << "[" << i << "] of " << text;
+  }
+}
+
+class Count : public IRVisitor {
+ public:
+  int parallel = 0, packs = 0;
+  using IRVisitor::visit;
+  void visit(const For *op) override {
+    parallel += op->for_kind == ForKind::Parallel;
+    IRVisitor::visit(op);
+  }
+  void visit(const Allocate *op) override {
+    packs += op->buffer == "pack_K";
+    IRVisitor::visit(op);
+  }
+};
+
+TEST(SharedPanel, PackedOnceOutsideAllRegions) {
+  // K is 3*3*64*512 floats (1.2 MB, over one panel's budget): the kernel is one parallel loop over
+  // the 16 vector tiles, holding the only panel copy.
+  auto bound = tile::bind(tile::parse_program(conv(5, 1, 1)), {{"I", f32({1, 5, 5, 64})}, {"K", f32({3, 3, 64, 512})}});
+  LoweredProgram lowered = lower(bound, avx512());
+  const Stmt &body = lowered.steps[0].kernel.body;
+  auto *outer = as<For>(body);
+  ASSERT_NE(outer, nullptr) << print_stmt(body);
+  EXPECT_EQ(outer->for_kind, ForKind::Parallel);
+  EXPECT_EQ(as<IntImm>(outer->extent)->value, 512 / lowered.steps[0].schedule.tile_sizes[3]);
+  Count c;
+  c.visit_stmt(body);
+  EXPECT_EQ(c.parallel, 1);
+  EXPECT_EQ(c.packs, 1);
+}
+
+TEST(SharedPanel, ConvsMatchInterp) {
+  // {out, stride, pad, H, CI, CO, batch}: K over 1 MB in every case; 5x5 splits its border strips
+  // again, 3x3 has a one-row interior, 1x1 has no interior; CO 288 gives 48-lane tiles (3 vectors).
+  // One core runs the tile loop serially.
+  struct Case { int64_t out, s, p, h, ci, co, n, cores; };
+  for (Case c : {Case{5, 1, 1, 5, 64, 512, 1, 2}, Case{3, 1, 1, 3, 64, 512, 2, 1}, Case{1, 1, 1, 1, 64, 512, 1, 2},
+                 Case{4, 2, 1, 7, 128, 288, 1, 2}, Case{5, 1, 1, 5, 128, 288, 1, 1}})
+    expect_matches_interp(conv(c.out, c.s, c.p), {{"I", f32({c.n, c.h, c.h, c.ci})}, {"K", f32({3, 3, c.ci, c.co})}},
+                          avx512(c.cores));
+}
+
+TEST(SharedPanel, PartialRowTilesArePeeledAndMatchInterp) {
+  // A 5x9 output: the unguarded 3x7 interior gets 7x2 tiles (at most 20 points), its last row is
+  // peeled into an untiled region; the border strips split again and peel too.
+  auto text = "function (I[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) { O[n, x, y, co : N, 5, 9, CO] = "
+              "+(I[n, x + i - 1, y + j - 1, ci] * K[i, j, ci, co]); }";
+  std::map<std::string, TensorType> in = {{"I", f32({1, 5, 9, 64})}, {"K", f32({3, 3, 64, 512})}};
+  LoweredProgram lowered = lower(tile::bind(tile::parse_program(text), in), avx512());
+  const Schedule &s = lowered.steps[0].schedule;
+  EXPECT_EQ(s.tile_sizes[2], 7);
+  EXPECT_EQ(s.tile_sizes[1], 2);
+  EXPECT_EQ(s.tile_sizes[3], 16);
+  expect_matches_interp(text, in, avx512());
+}
+
+TEST(SharedPanel, FusedEpilogueReadsItsOwnChannel) {
+  // The bias is indexed by the vector index, which the shared loop shifts by the tile's start.
+  expect_matches_interp(conv(4, 1, 1, true), {{"I", f32({1, 4, 4, 64})}, {"K", f32({3, 3, 64, 512})}, {"B", f32({512})}},
+                        avx512());
+}
+
+}  // namespace
+}  // namespace tessera::compiler
