@@ -12,6 +12,7 @@
 #include "compiler/OutputBasis.h"
 #include "compiler/Schedule.h"
 #include "tests/unit/compiler/LoopEval.h"
+#include "tests/unit/compiler/MatchInterp.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
 
@@ -29,30 +30,8 @@ tile::BoundProgram bind_text(const std::string &text, const std::map<std::string
 void expect_matches_interp(const std::string &text, const std::map<std::string, TensorType> &in,
                            TargetInfo target = {}) {
   auto bound = bind_text(text, in);
-  LoweredProgram lowered = lower(bound, target);
-  std::mt19937 rng(42);
-  std::uniform_real_distribution<double> dist(-1, 1);
-  TensorMap inputs;
-  test::LoopEval eval;
-  for (const auto &[name, type] : bound.inputs) {
-    HostTensor t(type);
-    for (int64_t i = 0; i < t.elements(); ++i) t.set_double(i, dist(rng));
-    for (int64_t i = 0; i < t.elements(); ++i) eval.buffers[name].push_back(t.get_double(i));
-    inputs[name] = t;
-  }
-  for (const auto &b : lowered.buffers)
-    if (!eval.buffers.count(b.name)) eval.buffers[b.name].assign(b.elements, 0);
-  for (const auto &step : lowered.steps) {
-    ASSERT_EQ(step.kind, Step::Kind::Kernel) << step.host_statement;
-    eval.run(step.kernel.body);
-  }
-  TensorMap expected = interpret(bound, inputs);
-  for (const auto &[name, t] : expected) {
-    const auto &got = eval.buffers.at(name);
-    ASSERT_EQ(static_cast<int64_t>(got.size()), t.elements()) << name;
-    // float32 kernels vs interp's double accumulation: 1e-4 absolute on values of order 1.
-    for (int64_t i = 0; i < t.elements(); ++i) EXPECT_NEAR(got[i], t.get_double(i), 1e-4) << name << "[" << i << "]";
-  }
+  // float32 kernels vs interp's double accumulation: 1e-4 absolute on values of order 1.
+  test::expect_lowered_matches_interp(bound, lower(bound, target), 42, 1e-4, text);
 }
 
 TargetInfo avx512() {

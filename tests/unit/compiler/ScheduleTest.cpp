@@ -13,6 +13,7 @@
 #include "compiler/Fusion.h"
 #include "compiler/LowerContraction.h"
 #include "tests/unit/compiler/LoopEval.h"
+#include "tests/unit/compiler/MatchInterp.h"
 #include "tile/Parser.h"
 
 namespace tessera::compiler {
@@ -38,29 +39,7 @@ LoweredProgram lower_text(const std::string &text, const std::map<std::string, T
 void expect_matches_interp(const std::string &text, const std::map<std::string, TensorType> &in,
                            TargetInfo target = avx512()) {
   auto bound = tile::bind(tile::parse_program(text), in);
-  LoweredProgram lowered = lower(bound, target);
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> dist(-1, 1);
-  TensorMap inputs;
-  test::LoopEval eval;
-  for (const auto &[name, type] : bound.inputs) {
-    HostTensor t(type);
-    for (int64_t i = 0; i < t.elements(); ++i) t.set_double(i, dist(rng));
-    for (int64_t i = 0; i < t.elements(); ++i) eval.buffers[name].push_back(t.get_double(i));
-    inputs[name] = t;
-  }
-  for (const auto &b : lowered.buffers)
-    if (!eval.buffers.count(b.name)) eval.buffers[b.name].assign(b.elements, 0);
-  for (const auto &step : lowered.steps) {
-    ASSERT_EQ(step.kind, Step::Kind::Kernel);
-    eval.run(step.kernel.body);
-  }
-  TensorMap expected = interpret(bound, inputs);
-  for (const auto &[name, t] : expected) {
-    const auto &got = eval.buffers.at(name);
-    ASSERT_EQ(static_cast<int64_t>(got.size()), t.elements());
-    for (int64_t i = 0; i < t.elements(); ++i) ASSERT_NEAR(got[i], t.get_double(i), 1e-4) << name << "[" << i << "] of " << text;
-  }
+  test::expect_lowered_matches_interp(bound, lower(bound, target), 7, 1e-4, text);
 }
 
 // A 2-D NHWC convolution with stride, dilation and padding.

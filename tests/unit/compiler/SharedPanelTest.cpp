@@ -10,6 +10,7 @@
 #include "compiler/IRVisitor.h"
 #include "compiler/Lower.h"
 #include "tests/unit/compiler/LoopEval.h"
+#include "tests/unit/compiler/MatchInterp.h"
 #include "tile/Parser.h"
 
 namespace tessera::compiler {
@@ -39,29 +40,7 @@ std::string conv(int64_t out, int64_t s, int64_t p, bool bias_relu = false) {
 // (float32 kernels vs interp's double accumulation over <= 1152 terms of order 1: 1e-3 absolute).
 void expect_matches_interp(const std::string &text, const std::map<std::string, TensorType> &in, TargetInfo target) {
   auto bound = tile::bind(tile::parse_program(text), in);
-  LoweredProgram lowered = lower(bound, target);
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<double> dist(-1, 1);
-  TensorMap inputs;
-  test::LoopEval eval;
-  for (const auto &[name, type] : bound.inputs) {
-    HostTensor t(type);
-    for (int64_t i = 0; i < t.elements(); ++i) t.set_double(i, dist(rng));
-    for (int64_t i = 0; i < t.elements(); ++i) eval.buffers[name].push_back(t.get_double(i));
-    inputs[name] = t;
-  }
-  for (const auto &b : lowered.buffers)
-    if (!eval.buffers.count(b.name)) eval.buffers[b.name].assign(b.elements, 0);
-  for (const auto &step : lowered.steps) {
-    ASSERT_EQ(step.kind, Step::Kind::Kernel);
-    eval.run(step.kernel.body);
-  }
-  TensorMap expected = interpret(bound, inputs);
-  for (const auto &[name, t] : expected) {
-    const auto &got = eval.buffers.at(name);
-    ASSERT_EQ(static_cast<int64_t>(got.size()), t.elements());
-    for (int64_t i = 0; i < t.elements(); ++i) ASSERT_NEAR(got[i], t.get_double(i), 1e-3) << name << "[" << i << "] of " << text;
-  }
+  test::expect_lowered_matches_interp(bound, lower(bound, target), 11, 1e-3, text);
 }
 
 class Count : public IRVisitor {

@@ -1,0 +1,43 @@
+// Runs every step of a lowered program with LoopEval on random inputs and compares each output
+// with the interpreter's: the oracle check the compiler's unit tests share.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "backends/interp/InterpDevice.h"
+#include "compiler/Lower.h"
+#include "tests/unit/compiler/LoopEval.h"
+
+namespace tessera::compiler::test {
+
+inline void expect_lowered_matches_interp(const tile::BoundProgram &bound, const LoweredProgram &lowered,
+                                          unsigned seed, double tolerance, const std::string &what) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  TensorMap inputs;
+  LoopEval eval;
+  for (const auto &[name, type] : bound.inputs) {
+    HostTensor t(type);
+    for (int64_t i = 0; i < t.elements(); ++i) t.set_double(i, dist(rng));
+    for (int64_t i = 0; i < t.elements(); ++i) eval.buffers[name].push_back(t.get_double(i));
+    inputs[name] = t;
+  }
+  for (const auto &b : lowered.buffers)
+    if (!eval.buffers.count(b.name)) eval.buffers[b.name].assign(b.elements, 0);
+  for (const auto &step : lowered.steps) {
+    ASSERT_EQ(step.kind, Step::Kind::Kernel) << step.host_statement;
+    eval.run(step.kernel.body);
+  }
+  TensorMap expected = interpret(bound, inputs);
+  for (const auto &[name, t] : expected) {
+    const auto &got = eval.buffers.at(name);
+    ASSERT_EQ(static_cast<int64_t>(got.size()), t.elements());
+    for (int64_t i = 0; i < t.elements(); ++i)
+      ASSERT_NEAR(got[i], t.get_double(i), tolerance) << name << "[" << i << "] of " << what;
+  }
+}
+
+}  // namespace tessera::compiler::test
