@@ -4,7 +4,10 @@ BUILD := $(REPO)/build
 VENV_PYTHON := $(REPO)/.venv/bin/python
 # pytest against this build's binary and Python module. tests/python and tests/e2e run separately:
 # e2e imports tests/python's modules as helpers, and each folder has its own pytest.ini.
+# Suites that are not about tuning use the cost model (TESSERA_TUNE=off) and never touch the user's
+# kernel cache; the tuning tests set their own policy and cache file.
 PYTEST := TESSERA_BIN=$(BUILD)/frontends/cli/tessera PYTHONPATH=$(BUILD)/python POCL_CACHE_DIR=$(BUILD)/pocl-cache \
+  TESSERA_TUNE=off TESSERA_CACHE=$(BUILD)/test-cache.db \
   $(VENV_PYTHON) -m pytest -q -p no:cacheprovider
 
 .PHONY: setup configure build demo test fuzz

@@ -7,6 +7,9 @@
 #ifdef TESSERA_HAS_OPENCL
 #include "backends/opencl/OpenCLDevice.h"
 #endif
+#ifdef TESSERA_HAS_VULKAN
+#include "backends/vulkan/VulkanDevice.h"
+#endif
 
 namespace tessera {
 
@@ -23,6 +26,11 @@ DeviceRegistry builtin_devices() {
   // Every device of every OpenCL platform; a machine without a platform lists none.
   for (int i = 0; i < opencl_device_count(); ++i)
     registry.add("opencl:" + std::to_string(i), opencl_device_description(i), [i] { return make_opencl_device(i); });
+#endif
+#ifdef TESSERA_HAS_VULKAN
+  // Every physical device with a compute queue; a machine without a Vulkan driver lists none.
+  for (int i = 0; i < vulkan_device_count(); ++i)
+    registry.add("vulkan:" + std::to_string(i), vulkan_device_description(i), [i] { return make_vulkan_device(i); });
 #endif
   return registry;
 }

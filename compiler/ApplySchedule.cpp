@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "compiler/GpuMapping.h"
 #include "compiler/IRMutator.h"
 #include "compiler/IRVisitor.h"
 #include "compiler/Simplify.h"
@@ -513,6 +514,11 @@ std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule 
 }  // namespace
 
 Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
+  if (is_gpu_schedule(schedule)) {
+    // GPU: one region (guards stay guards, no panel copy); its output tile loops, one register
+    // tile per iteration, become work-groups and work-items (GpuMapping.h).
+    return map_to_gpu(n, schedule, [](const ContractionNest &m, const Schedule &s) { return apply_region(m, s, false); });
+  }
   std::vector<ContractionNest> regions = split_borders(n);
   if (regions.size() == 1) return apply_region(n, schedule, true);
   if (auto shared = apply_shared_panel(n, schedule)) return *shared;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/GpuCostModel.h"
 #include "compiler/SplitBorders.h"
 
 namespace tessera::compiler {
@@ -49,6 +50,7 @@ void prefer_parallel_outer(const ContractionNest &n, Schedule &s, const TargetIn
 }  // namespace
 
 Schedule choose_schedule(const ContractionNest &whole, const TargetInfo &target) {
+  if (target.backend == "opencl" || target.backend == "vulkan") return choose_gpu_schedule(whole, target);
   // apply_schedule runs this schedule on the unguarded interior of a padded contraction (its
   // borders adapt it), so the interior is what is scheduled.
   const ContractionNest n = split_borders(whole)[0];
@@ -60,9 +62,12 @@ Schedule choose_schedule(const ContractionNest &whole, const TargetInfo &target)
   if (r == 0 || n.empty) return s;
 
   int bytes = static_cast<int>(tile::dtype_size(n.acc_type.dtype));
-  int width = std::max(1, target.vector_bits / (8 * bytes));
   bool reduces = k > r;
   int v = contiguous_output(n);
+  // The widest vector whose lanes divide the contiguous extent: 728 channels (Xception) take
+  // 8-lane vectors where 16 lanes would leave the kernel scalar.
+  int width = std::max(1, target.vector_bits / (8 * bytes));
+  while (v >= 0 && width > 2 && n.indices[v].extent % width != 0) width /= 2;
   bool vectorizable = v >= 0 && width > 1 && n.indices[v].extent % width == 0 && free_of_guards(n, v) &&
                       !n.needs_written_flag() && n.acc_type.dtype != tile::DType::Bool;
   if (vectorizable) {

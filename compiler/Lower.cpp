@@ -102,9 +102,17 @@ LoweredProgram lower(const tile::BoundProgram &program, const TargetInfo &target
       log("lower " + s.output, "", before);
       step.schedule = choose_schedule(nest, target);
       body = apply_schedule(nest, step.schedule);
-      log("schedule " + s.output, before, print_stmt(body));
       step.kind = Step::Kind::Kernel;
       step.kernel = make_kernel(program, s.output, body);
+      if (options.choose) {
+        Schedule chosen = options.choose(nest, step.kernel, step.schedule);
+        if (chosen != step.schedule) {
+          step.schedule = chosen;
+          body = apply_schedule(nest, chosen);
+          step.kernel = make_kernel(program, s.output, body);
+        }
+      }
+      log("schedule " + s.output, before, print_stmt(body));
     }
     for (const auto &prm : step.kernel.params) touched.insert(prm.name);
     out.steps.push_back(std::move(step));

@@ -48,9 +48,15 @@ struct LoweredProgram {
   std::vector<Step> steps;
 };
 
+struct ContractionNest;
+
 /// Options for inspection: `log` receives (pass name, IR text) after each pass that changed the IR.
+/// `choose`, when set, picks each scheduled kernel's schedule instead of the cost model (the tuner
+/// and the kernel cache): it gets the nest, the kernel under the cost model's schedule, and that
+/// schedule.
 struct LowerOptions {
   std::function<void(const std::string &pass, const std::string &ir)> log;
+  std::function<Schedule(const ContractionNest &nest, const Kernel &model_kernel, const Schedule &model)> choose;
 };
 
 /// Lowers `program` for `target`. Throws tile::Error for a program the compiler cannot handle

@@ -12,11 +12,15 @@ PYTHON=/usr/bin/python3
 PACKAGES=(
   cmake ninja-build g++ ccache
   libboost-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev googletest
+  libsqlite3-dev                                # the kernel cache (runtime/KernelCache)
   clang-14 libclang-rt-14-dev                   # the libFuzzer build (scripts/fuzz.sh)
   llvm-15-dev                                   # the CPU backend's JIT (shared libLLVM-15)
   libbenchmark-dev libopenblas-dev libdnnl-dev  # bench/ (-DTESSERA_BENCH=ON): Tessera vs peers
+  libclblast-dev                                # bench/: SGEMM on opencl:0 beside CLBlast
   python3-venv python3-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo  # the OpenCL backend, PoCL as its test device
+  libvulkan-dev mesa-vulkan-drivers vulkan-tools  # the Vulkan backend, lavapipe as its test device
+  libshaderc-dev glslang-dev glslang-tools spirv-tools  # GLSL -> SPIR-V at run time (glslang's CMake package needs glslang-tools)
 )
 
 missing=()

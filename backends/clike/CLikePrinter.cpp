@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "compiler/IRVisitor.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::clike {
@@ -124,9 +125,11 @@ PrintedBody CLikePrinter::print(const Stmt &body, int indent) {
 std::string CLikePrinter::literal(DType dtype, double fv, int64_t iv, bool is_float_value) {
   if (tile::is_float(dtype)) {
     double v = is_float_value ? fv : static_cast<double>(iv);
-    std::string cast = dtype == DType::Float64 ? "(double)" : "";
-    if (std::isnan(v)) return "(" + cast + "NAN)";
-    if (std::isinf(v)) return "(" + cast + (v < 0 ? "-INFINITY)" : "INFINITY)");
+    auto special = [&](const std::string &name) {
+      return dtype == DType::Float64 ? dialect_.cast_to("double", name) : "(" + name + ")";
+    };
+    if (std::isnan(v)) return special("NAN");
+    if (std::isinf(v)) return special(v < 0 ? "-INFINITY" : "INFINITY");
     char buf[64];
     std::snprintf(buf, sizeof buf, dtype == DType::Float64 ? "%.17g" : "%.9g", v);
     std::string s = buf;
@@ -147,7 +150,7 @@ std::string CLikePrinter::literal(DType dtype, double fv, int64_t iv, bool is_fl
       s = v == std::numeric_limits<int32_t>::min() ? "(-2147483647 - 1)" : std::to_string(v);
       break;
     case DType::UInt32: s = std::to_string(static_cast<uint32_t>(v)) + "U"; break;
-    default: return "((" + dialect_.compute_type(dtype) + ")" + braced(std::to_string(v)) + ")";
+    default: return dialect_.cast_to(dialect_.compute_type(dtype), braced(std::to_string(v)));
   }
   return v < 0 ? braced(s) : s;
 }
@@ -191,6 +194,8 @@ std::string CLikePrinter::scalar(const Expr &e, int lane) {
       std::string id = identifier(l->buffer);
       auto it = buffers_.find(id);
       TESSERA_INTERNAL_ASSERT(it != buffers_.end(), "buffer " + l->buffer + " is not in scope");
+      if (it->second.register_lanes > 0)
+        return cast(register_element(id, it->second, constant_element(l->index, lane)), it->second.dtype, e->type.dtype);
       std::string v = dialect_.load(id, it->second.dtype, it->second.global, scalar(l->index, lane));
       return cast(v, it->second.dtype, e->type.dtype);
     }
@@ -209,6 +214,7 @@ std::string CLikePrinter::scalar(const Expr &e, int lane) {
 }
 
 std::string CLikePrinter::binary(const compiler::Binary &b, int lane) {
+  if (std::string f = fused(b, lane, false); !f.empty()) return f;
   DType t = b.a->type.dtype;
   std::string x = scalar(b.a, lane), y = cast(scalar(b.b, lane), b.b->type.dtype, t);
   return binary_op(b.op, t, x, y, true);
@@ -237,7 +243,7 @@ std::string CLikePrinter::binary_op(Op op, DType t, const std::string &a, const 
   }
   auto wrap = [&](const std::string &s) {
     // Narrow integers promote to int in C: convert back so that results wrap.
-    return tile::dtype_bits(t) < 32 ? "((" + ct + ")" + s + ")" : s;
+    return tile::dtype_bits(t) < 32 ? dialect_.cast_to(ct, s) : s;
   };
   switch (op) {
     case Op::Add: case Op::Sub: case Op::Mul: case Op::BitAnd: case Op::BitOr: case Op::BitXor:
@@ -297,11 +303,11 @@ std::string CLikePrinter::call(const compiler::Call &c, int lane) {
     case Intrinsic::BitRight: return binary_op(Op::Shr, t, v[0], v[1], false);
     case Intrinsic::BitNot:
       if (t == DType::Bool) return "(!" + v[0] + ")";
-      return "((" + ct + ")(~" + v[0] + "))";
+      return dialect_.cast_to(ct, "(~" + v[0] + ")");
     case Intrinsic::Neg:
       if (fl) return "(-" + v[0] + ")";
       if (t == DType::Bool) return v[0];
-      return "((" + ct + ")(-" + v[0] + "))";
+      return dialect_.cast_to(ct, "(-" + v[0] + ")");
     case Intrinsic::Abs:
       if (fl) return dialect_.math("fabs", t, {v[0]});
       if (!tile::is_signed_int(t)) return v[0];
@@ -337,6 +343,9 @@ bool CLikePrinter::native_ok(const Expr &e) const {
     case compiler::ExprKind::Load: {
       auto *l = as<compiler::Load>(e);
       auto it = buffers_.find(identifier(l->buffer));
+      if (it != buffers_.end() && it->second.register_lanes > 0)
+        return it->second.register_lanes == lanes && dense_ramp(l->index) && it->second.dtype == t &&
+               constant_element(l->index, 0) % lanes == 0;
       return dense_ramp(l->index) && it != buffers_.end() && it->second.dtype == t;
     }
     case compiler::ExprKind::Binary: {
@@ -365,14 +374,18 @@ std::string CLikePrinter::vec(const Expr &e) {
   std::string vt = dialect_.vector_type(t, e->type.lanes);
   switch (e->kind) {
     case compiler::ExprKind::IntImm: case compiler::ExprKind::FloatImm: case compiler::ExprKind::Broadcast:
-      return "((" + vt + ")(" + scalar(e, 0) + "))";
+      return dialect_.cast_to(vt, "(" + scalar(e, 0) + ")");
     case compiler::ExprKind::Var: return identifier(as<compiler::Var>(e)->name);
     case compiler::ExprKind::Load: {
       auto *l = as<compiler::Load>(e);
-      return dialect_.vector_load(identifier(l->buffer), e->type.lanes, scalar(dense_ramp(l->index)->base, 0));
+      std::string id = identifier(l->buffer);
+      const Buffer &buf = buffers_.at(id);
+      if (buf.register_lanes > 0) return register_vector(id, buf, constant_element(l->index, 0));
+      return dialect_.vector_load(id, e->type.lanes, scalar(dense_ramp(l->index)->base, 0));
     }
     case compiler::ExprKind::Binary: {
       auto *b = as<compiler::Binary>(e);
+      if (std::string f = fused(*b, 0, true); !f.empty()) return f;
       return "(" + vec(b->a) + " " + c_op(b->op) + " " + vec(b->b) + ")";
     }
     case compiler::ExprKind::Call: {
@@ -398,6 +411,87 @@ std::string CLikePrinter::vec(const Expr &e) {
   return "";
 }
 
+// a * b + c (either operand order of the add) as the dialect's fused multiply-add.
+std::string CLikePrinter::fused(const compiler::Binary &b, int lane, bool vector) {
+  DType t = b.type.dtype;
+  if (b.op != Op::Add || !tile::is_float(t)) return "";
+  auto *m = as<compiler::Binary>(b.a);
+  Expr other = b.b;
+  if (!m || m->op != Op::Mul) {
+    m = as<compiler::Binary>(b.b);
+    other = b.a;
+  }
+  if (!m || m->op != Op::Mul) return "";
+  if (vector) return dialect_.fma(vec(m->a), vec(m->b), vec(other), t);
+  return dialect_.fma(scalar(m->a, lane), scalar(m->b, lane), scalar(other, lane), t);
+}
+
+int64_t CLikePrinter::constant_element(const Expr &index, int lane) {
+  if (auto *i = as<compiler::IntImm>(index)) return i->value;
+  if (auto *b = as<compiler::Broadcast>(index)) return constant_element(b->value, 0);
+  auto *r = as<compiler::Ramp>(index);
+  if (!r) return -1;
+  auto *base = as<compiler::IntImm>(r->base);
+  auto *stride = as<compiler::IntImm>(r->stride);
+  return base && stride ? base->value + std::max(lane, 0) * stride->value : -1;
+}
+
+std::string CLikePrinter::register_vector(const std::string &id, const Buffer &buf, int64_t first) const {
+  return id + "_r" + std::to_string(first / buf.register_lanes);
+}
+
+std::string CLikePrinter::register_element(const std::string &id, const Buffer &buf, int64_t index) const {
+  TESSERA_INTERNAL_ASSERT(index >= 0, "register array " + id + " accessed at a variable index");
+  int64_t L = buf.register_lanes;
+  std::string v = id + "_r" + std::to_string(index / L);
+  return L > 1 ? dialect_.lane_of(v, static_cast<int>(index % L)) : v;
+}
+
+namespace {
+
+class AccessesOf : public compiler::IRVisitor {
+ public:
+  explicit AccessesOf(std::string buffer) : buffer_(std::move(buffer)) {}
+  std::vector<std::pair<Expr, int>> accesses;  // index, lanes
+  using IRVisitor::visit;
+  void visit(const compiler::Load *op) override {
+    if (op->buffer == buffer_) accesses.push_back({op->index, op->type.lanes});
+    IRVisitor::visit(op);
+  }
+  void visit(const compiler::Store *op) override {
+    if (op->buffer == buffer_)
+      accesses.push_back({op->index, std::max(op->index->type.lanes, op->value->type.lanes)});
+    IRVisitor::visit(op);
+  }
+
+ private:
+  std::string buffer_;
+};
+
+}  // namespace
+
+int CLikePrinter::register_lanes(const compiler::Allocate &a) const {
+  if (a.type.dtype == DType::Bool || a.type.lanes != 1) return 0;
+  AccessesOf uses(a.buffer);
+  uses.visit_stmt(a.body);
+  int L = 1;
+  for (const auto &[index, lanes] : uses.accesses) {
+    for (int l = 0; l < lanes; ++l) {
+      int64_t e = constant_element(index, l);
+      if (e < 0 || e >= a.size) return 0;
+    }
+    if (lanes == 1) continue;
+    if (L > 1 && lanes != L) return 0;
+    L = lanes;
+  }
+  if (L > 1) {
+    for (const auto &[index, lanes] : uses.accesses)
+      if (lanes > 1 && (!dense_ramp(index) || constant_element(index, 0) % L != 0)) return 0;
+    if (dialect_.vector_type(a.type.dtype, L).empty() || a.size % L != 0) return 0;
+  }
+  return a.size / L <= 64 ? L : 0;
+}
+
 // ---- statements -------------------------------------------------------------------------------
 
 void CLikePrinter::nested(const Stmt &s) {
@@ -415,6 +509,29 @@ void CLikePrinter::store(const compiler::Store &s) {
   Buffer buf = it->second;
   DType vt = s.value->type.dtype;
   int lanes = std::max(s.value->type.lanes, s.index->type.lanes);
+  if (buf.register_lanes > 0) {
+    int64_t first = constant_element(s.index, 0);
+    if (lanes == buf.register_lanes && lanes > 1 && dense_ramp(s.index) && first % lanes == 0 && vt == buf.dtype &&
+        native_ok(s.value) && s.value->type.lanes == lanes) {
+      line(register_vector(id, buf, first) + " = " + vec(s.value) + ";");
+      return;
+    }
+    if (lanes == 1) {
+      line(register_element(id, buf, first) + " = " + cast(scalar(s.value, 0), vt, buf.dtype) + ";");
+      return;
+    }
+    std::string tmp = "tsr_t" + std::to_string(temps_++);
+    line("{");
+    ++indent_;
+    for (int l = 0; l < lanes; ++l)
+      line("const " + dialect_.compute_type(buf.dtype) + " " + tmp + "_" + std::to_string(l) + " = " +
+           cast(scalar(s.value, l), vt, buf.dtype) + ";");
+    for (int l = 0; l < lanes; ++l)
+      line(register_element(id, buf, constant_element(s.index, l)) + " = " + tmp + "_" + std::to_string(l) + ";");
+    --indent_;
+    line("}");
+    return;
+  }
   if (lanes == 1) {
     line(dialect_.store(id, buf.dtype, buf.global, scalar(s.index, 0), cast(scalar(s.value, 0), vt, buf.dtype)));
     return;
@@ -510,6 +627,13 @@ void CLikePrinter::stmt(const Stmt &s) {
       // Arrays hold compute types (half computes in float), bools as bytes.
       std::string et = n->type.dtype == DType::Bool ? dialect_.memory_type(DType::Bool) : dialect_.compute_type(n->type.dtype);
       std::string decl = et + " " + id + "[" + std::to_string(n->size) + "];";
+      int reg = n->local ? 0 : register_lanes(*n);
+      if (reg > 0) {
+        std::string vt = reg > 1 ? dialect_.vector_type(n->type.dtype, reg) : et;
+        decl = vt;
+        for (int64_t r = 0; r < n->size / reg; ++r) decl += (r ? ", " : " ") + id + "_r" + std::to_string(r);
+        decl += ";";
+      }
       bool block = !n->local && declared_here(id);
       if (block) {
         line("{");
@@ -522,7 +646,7 @@ void CLikePrinter::stmt(const Stmt &s) {
         line(decl);
       blocks_.back().insert(id);
       auto saved = buffers_.find(id) == buffers_.end() ? std::optional<Buffer>() : std::optional<Buffer>(buffers_[id]);
-      buffers_[id] = {n->type.dtype, false};
+      buffers_[id] = {n->type.dtype, false, reg};
       stmt(n->body);
       if (saved) buffers_[id] = *saved; else buffers_.erase(id);
       if (block) {

@@ -42,8 +42,18 @@ class Dialect {
   /// The math function `name` (exp, tanh, ...) on a value of `dtype`.
   virtual std::string math(const std::string &name, tile::DType dtype, const std::vector<std::string> &args) const;
   virtual std::string literal_suffix(tile::DType dtype) const;
+  /// `value` (a parenthesized expression or a name) converted to the type named `type`: a C cast by
+  /// default; GLSL has constructor syntax instead.
+  virtual std::string cast_to(const std::string &type, const std::string &value) const {
+    return "((" + type + ")" + value + ")";
+  }
   /// The unroll hint line before a fully unrolled loop ("" for none).
   virtual std::string unroll_pragma() const { return "#pragma unroll"; }
+  /// a * b + c fused (one rounding), or "" to print it unfused. `dtype` is a float type.
+  virtual std::string fma(const std::string &a, const std::string &b, const std::string &c, tile::DType dtype) const {
+    (void)a, (void)b, (void)c, (void)dtype;
+    return "";
+  }
   virtual std::string barrier() const = 0;
   virtual std::string local_qualifier() const = 0;
 };
@@ -71,6 +81,10 @@ class CLikePrinter {
   struct Buffer {
     tile::DType dtype;
     bool global;
+    // > 0: a private array every access of which has a constant index, held in variables of
+    // this many lanes (`name_rN` is elements [N*lanes, (N+1)*lanes)) so the driver keeps it in
+    // registers; a private array indexed by variables may live in memory.
+    int register_lanes = 0;
   };
   struct VarInfo {
     compiler::Type type;
@@ -78,6 +92,14 @@ class CLikePrinter {
   };
 
   bool native_ok(const compiler::Expr &e) const;
+  std::string fused(const compiler::Binary &b, int lane, bool vector);
+  /// The variable (and lane) holding element `index` of a register array.
+  std::string register_element(const std::string &id, const Buffer &buf, int64_t index) const;
+  /// The whole variable of a register array holding the aligned vector starting at `first`.
+  std::string register_vector(const std::string &id, const Buffer &buf, int64_t first) const;
+  /// The first element of a register array access, lane `lane`; -1 when not constant.
+  static int64_t constant_element(const compiler::Expr &index, int lane);
+  int register_lanes(const compiler::Allocate &a) const;
   std::string vec(const compiler::Expr &e);
   std::string literal(tile::DType dtype, double fv, int64_t iv, bool is_float_value);
   std::string binary(const compiler::Binary &b, int lane);

@@ -23,7 +23,7 @@ public:
             "reference interpreter (exact Tile semantics, slow)",
             {{"threads", "1"}}};
   }
-  std::unique_ptr<Executable> compile(const tile::BoundProgram &program) override {
+  std::unique_ptr<Executable> compile(const tile::BoundProgram &program, const CompileOptions &) override {
     return std::make_unique<InterpExecutable>(program);
   }
 };

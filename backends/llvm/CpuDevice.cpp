@@ -1,16 +1,21 @@
 #include "backends/llvm/CpuDevice.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <numeric>
 #include <set>
 
 #include "backends/interp/InterpDevice.h"
 #include "backends/llvm/BufferPlan.h"
+#include "backends/llvm/CpuKernelBench.h"
 #include "backends/llvm/HostCaches.h"
 #include "backends/llvm/Jit.h"
 #include "backends/llvm/ThreadPool.h"
+#include "runtime/KernelCache.h"
+#include "runtime/Tuning.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera {
@@ -45,7 +50,7 @@ struct AlignedFree {
 
 class CpuExecutable : public Executable {
  public:
-  CpuExecutable(tile::BoundProgram program, compiler::LoweredProgram lowered)
+  CpuExecutable(tile::BoundProgram program, compiler::LoweredProgram lowered, const llvm_backend::ObjectStore *objects)
       : program_(std::move(program)), lowered_(std::move(lowered)) {
     for (const auto &[name, type] : program_.inputs)
       input_names_.insert(name);
@@ -53,11 +58,13 @@ class CpuExecutable : public Executable {
       buffers_[b.name] = &b;
     for (const auto &s : program_.statements)
       statements_[s.output] = &s;
-    jit_ = llvm_backend::JitModule::compile(kernels_of(lowered_));
+    jit_ = llvm_backend::JitModule::compile(kernels_of(lowered_), objects);
     plan();
   }
 
   int kernel_count() const override { return static_cast<int>(lowered_.steps.size()); }
+  const CompileReport &report() const override { return report_; }
+  void set_report(CompileReport report) { report_ = std::move(report); }
 
   TensorMap run(const TensorMap &inputs) override {
     std::map<std::string, std::byte *> where;
@@ -176,6 +183,7 @@ class CpuExecutable : public Executable {
   std::vector<std::vector<std::string>> zero_before_;
   llvm_backend::BufferPlan plan_;
   std::unique_ptr<std::byte, AlignedFree> arena_;
+  CompileReport report_;
 };
 
 std::string join(const std::vector<std::string> &v, const char *sep) {
@@ -183,6 +191,42 @@ std::string join(const std::vector<std::string> &v, const char *sep) {
   for (const auto &x : v)
     s += (s.empty() ? "" : sep) + x;
   return s;
+}
+
+/// How many kernels lowering will schedule (for tuning progress): a lowering that only counts.
+int scheduled_kernels(const tile::BoundProgram &program, const compiler::TargetInfo &target) {
+  int n = 0;
+  compiler::LowerOptions count;
+  count.choose = [&](const compiler::ContractionNest &, const compiler::Kernel &, const compiler::Schedule &model) {
+    ++n;
+    return model;
+  };
+  compiler::lower(program, target, count);
+  return n;
+}
+
+/// The kernel cache's binaries as the JIT's object store (none without a cache). A cache that fails
+/// to answer or to store costs a compile, never the run.
+std::unique_ptr<llvm_backend::ObjectStore> object_store(ScheduleSelector &selector) {
+  KernelCache *cache = selector.cache();
+  if (!cache) return nullptr;
+  const std::string device = selector.fingerprint();
+  auto store = std::make_unique<llvm_backend::ObjectStore>();
+  store->find = [cache, device](const std::string &key) -> std::optional<std::string> {
+    try {
+      return cache->find_binary("llvm-object", key, device, TESSERA_VERSION);
+    } catch (const std::exception &) {
+      return std::nullopt;
+    }
+  };
+  store->store = [cache, device](const std::string &key, const std::string &object) {
+    try {
+      cache->store_binary("llvm-object", key, device, TESSERA_VERSION, object);
+    } catch (const std::exception &e) {
+      std::cerr << "tessera: warning: could not store object code in " << cache->path() << ": " << e.what() << "\n";
+    }
+  };
+  return store;
 }
 
 class CpuDevice : public Device {
@@ -200,9 +244,18 @@ class CpuDevice : public Device {
     d.facts["l3_bytes"] = std::to_string(caches.l3_bytes);
     return d;
   }
-  std::unique_ptr<Executable> compile(const tile::BoundProgram &program) override {
-    auto lowered = compiler::lower(program, llvm_backend::host_target());
-    return std::make_unique<CpuExecutable>(program, std::move(lowered));
+  std::unique_ptr<Executable> compile(const tile::BoundProgram &program, const CompileOptions &options) override {
+    const auto start = std::chrono::steady_clock::now();
+    const auto target = llvm_backend::host_target();
+    CpuKernelBench bench;
+    ScheduleSelector selector(info(), target, &bench, options);
+    if (options.progress && selector.may_tune()) selector.set_kernel_count(scheduled_kernels(program, target));
+    auto lowered = compiler::lower(program, target, selector.lower_options());
+    auto exe = std::make_unique<CpuExecutable>(program, std::move(lowered), object_store(selector).get());
+    CompileReport report = std::move(selector.report());
+    report.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    exe->set_report(std::move(report));
+    return exe;
   }
   std::string source(const tile::BoundProgram &program) override {
     return emit_source(compiler::lower(program, llvm_backend::host_target()));

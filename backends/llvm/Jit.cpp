@@ -3,12 +3,13 @@
 #include <mutex>
 
 #include <llvm/ADT/StringMap.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Object/ObjectFile.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/TargetSelect.h>
@@ -17,6 +18,7 @@
 
 #include "backends/llvm/CodeGen.h"
 #include "backends/llvm/ThreadPool.h"
+#include "compiler/IRPrinter.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::llvm_backend {
@@ -121,12 +123,38 @@ struct JitModule::Impl {
 JitModule::JitModule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 JitModule::~JitModule() = default;
 
-std::unique_ptr<JitModule> JitModule::compile(const std::vector<const compiler::Kernel *> &kernels) {
-  auto tm = host_target_machine();
-  auto context = std::make_unique<llvm::LLVMContext>();
-  auto module = codegen(*context, kernels, "tessera");
-  optimize(*module, *tm);
+namespace {
 
+/// The module's object code for the host: from `objects` when it has it, else compiled (O3, then
+/// the host's code generator) and handed to `objects`.
+std::unique_ptr<llvm::MemoryBuffer> object_code(const std::vector<const compiler::Kernel *> &kernels,
+                                                const ObjectStore *objects) {
+  std::string key;
+  if (objects) {
+    for (const auto *k : kernels) key += compiler::print_kernel(*k);
+    if (auto found = objects->find(key)) {
+      auto buffer = llvm::MemoryBuffer::getMemBufferCopy(*found, "tessera-cached");
+      // Stored object code that does not parse is compiled again (and replaced).
+      auto parsed = llvm::object::ObjectFile::createObjectFile(buffer->getMemBufferRef());
+      if (parsed) return buffer;
+      llvm::consumeError(parsed.takeError());
+    }
+  }
+  auto tm = host_target_machine();
+  llvm::LLVMContext context;
+  auto module = codegen(context, kernels, "tessera");
+  optimize(*module, *tm);
+  llvm::orc::SimpleCompiler compiler(*tm);
+  auto object = check(compiler(*module), "cannot generate code");
+  if (objects) objects->store(key, std::string(object->getBufferStart(), object->getBufferSize()));
+  return object;
+}
+
+}  // namespace
+
+std::unique_ptr<JitModule> JitModule::compile(const std::vector<const compiler::Kernel *> &kernels,
+                                              const ObjectStore *objects) {
+  auto object = object_code(kernels, objects);
   auto impl = std::make_unique<Impl>();
   impl->jit = check(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_builder()).create(), "cannot start the JIT");
   auto &dylib = impl->jit->getMainJITDylib();
@@ -139,7 +167,7 @@ std::unique_ptr<JitModule> JitModule::compile(const std::vector<const compiler::
       llvm::pointerToJITTargetAddress(&tessera_parallel_for), llvm::JITSymbolFlags::Exported);
   if (auto e = dylib.define(llvm::orc::absoluteSymbols(symbols)))
     throw tile::Error("error: cpu: " + error_text(std::move(e)));
-  if (auto e = impl->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
+  if (auto e = impl->jit->addObjectFile(std::move(object)))
     throw tile::Error("error: cpu: " + error_text(std::move(e)));
   auto result = std::unique_ptr<JitModule>(new JitModule(std::move(impl)));
   // Materialize every kernel now, so that compile time is spent in compile() and not in the first run.

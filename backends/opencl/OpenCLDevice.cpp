@@ -2,164 +2,49 @@
 
 #include <CL/cl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
 
 #include "backends/interp/InterpDevice.h"
+#include "backends/opencl/ClContext.h"
+#include "backends/opencl/OpenCLKernelBench.h"
 #include "backends/opencl/OpenCLSource.h"
 #include "compiler/Lower.h"
+#include "runtime/KernelCache.h"
+#include "runtime/Tuning.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera {
 
 namespace {
 
-// One OpenCL device with its context, queue and the programs built on it in this process. Lives
-// until the process ends: identical kernels of later compiles reuse the built programs.
-struct ClDevice {
-  int index = 0;
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-  cl_context context = nullptr;
-  cl_command_queue queue = nullptr;
-  std::map<std::string, std::string> facts;
-  bool fp64 = false, fp16 = false;
-  std::mutex mutex;
-  // Program binaries (CL_PROGRAM_BINARIES) and the built programs, keyed by the kernel source.
-  std::map<std::string, std::vector<unsigned char>> binaries;
-  std::map<std::string, cl_program> programs;
-  int builds = 0;
+using opencl::ClDevice;
+using opencl::all_devices;
+using opencl::binary_cache;
+using opencl::check;
+using opencl::device_at;
+using opencl::enqueue;
+using opencl::program_for;
+using opencl::target_of;
 
-  std::string name() const { return "opencl:" + std::to_string(index); }
-  std::string label() const { return name() + " (" + facts.at("device") + ")"; }
-};
-
-void check(cl_int err, const std::string &what) {
-  if (err != CL_SUCCESS) throw tile::Error("error: opencl: " + what + " failed with code " + std::to_string(err));
-}
-
-std::string device_string(cl_device_id d, cl_device_info what) {
-  size_t n = 0;
-  if (clGetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS) return "";
-  std::string s(n, '\0');
-  clGetDeviceInfo(d, what, n, s.data(), nullptr);
-  while (!s.empty() && s.back() == '\0') s.pop_back();
-  return s;
-}
-
-template <typename T>
-T device_value(cl_device_id d, cl_device_info what) {
-  T v{};
-  clGetDeviceInfo(d, what, sizeof v, &v, nullptr);
-  return v;
-}
-
-std::vector<std::unique_ptr<ClDevice>> &all_devices() {
-  static std::vector<std::unique_ptr<ClDevice>> devices;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    cl_uint np = 0;
-    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) return;  // no platform: no devices
-    std::vector<cl_platform_id> platforms(np);
-    clGetPlatformIDs(np, platforms.data(), nullptr);
-    for (cl_platform_id p : platforms) {
-      cl_uint nd = 0;
-      if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
-      std::vector<cl_device_id> ids(nd);
-      clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ids.data(), nullptr);
-      for (cl_device_id id : ids) {
-        auto d = std::make_unique<ClDevice>();
-        d->index = static_cast<int>(devices.size());
-        d->platform = p;
-        d->device = id;
-        std::string ext = device_string(id, CL_DEVICE_EXTENSIONS);
-        d->fp64 = ext.find("cl_khr_fp64") != std::string::npos;
-        d->fp16 = ext.find("cl_khr_fp16") != std::string::npos;
-        auto &f = d->facts;
-        f["vendor"] = device_string(id, CL_DEVICE_VENDOR);
-        f["device"] = device_string(id, CL_DEVICE_NAME);
-        f["driver_version"] = device_string(id, CL_DRIVER_VERSION);
-        f["opencl_c_version"] = device_string(id, CL_DEVICE_OPENCL_C_VERSION);
-        f["compute_units"] = std::to_string(device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS));
-        f["local_memory_bytes"] = std::to_string(device_value<cl_ulong>(id, CL_DEVICE_LOCAL_MEM_SIZE));
-        f["max_workgroup_size"] = std::to_string(device_value<size_t>(id, CL_DEVICE_MAX_WORK_GROUP_SIZE));
-        f["preferred_vector_width_float"] =
-            std::to_string(device_value<cl_uint>(id, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
-        f["global_memory_bytes"] = std::to_string(device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE));
-        f["fp64"] = d->fp64 ? "yes" : "no";
-        f["fp16"] = d->fp16 ? "yes" : "no";
-        devices.push_back(std::move(d));
-      }
-    }
-  });
-  return devices;
-}
-
-ClDevice &device_at(int index) {
-  auto &all = all_devices();
-  if (index < 0 || index >= static_cast<int>(all.size()))
-    throw tile::Error("error: no OpenCL device opencl:" + std::to_string(index) + " on this machine");
-  ClDevice &d = *all[index];
-  std::lock_guard<std::mutex> lock(d.mutex);
-  if (!d.context) {
-    cl_int err = CL_SUCCESS;
-    d.context = clCreateContext(nullptr, 1, &d.device, nullptr, nullptr, &err);
-    check(err, d.name() + ": clCreateContext");
-    d.queue = clCreateCommandQueue(d.context, d.device, 0, &err);
-    check(err, d.name() + ": clCreateCommandQueue");
-  }
-  return d;
-}
-
-int fact_int(const ClDevice &d, const std::string &key) { return std::stoi(d.facts.at(key)); }
-
-compiler::TargetInfo target_of(const ClDevice &d) {
-  compiler::TargetInfo t;
-  t.backend = "opencl";
-  t.cores = std::max(1, fact_int(d, "compute_units"));
-  t.vector_bits = std::max(1, fact_int(d, "preferred_vector_width_float")) * 32;
-  t.local_memory_bytes = std::stoll(d.facts.at("local_memory_bytes"));
-  t.max_workgroup_size = std::max(1, fact_int(d, "max_workgroup_size"));
-  t.has_fp16 = true;  // stored as half, computed in float (vload_half/vstore_half are core OpenCL)
-  t.has_fp64 = d.fp64;
-  return t;
-}
-
-// The built program for `src`, from this process's cache when an identical kernel was built before.
-cl_program program_for(ClDevice &d, const opencl::KernelSource &src) {
-  std::lock_guard<std::mutex> lock(d.mutex);
-  if (auto it = d.programs.find(src.source); it != d.programs.end()) return it->second;
-  const char *text = src.source.c_str();
-  size_t length = src.source.size();
-  cl_int err = CL_SUCCESS;
-  cl_program p = clCreateProgramWithSource(d.context, 1, &text, &length, &err);
-  check(err, d.name() + ": clCreateProgramWithSource");
-  ++d.builds;
-  if (clBuildProgram(p, 1, &d.device, "-cl-std=CL1.2", nullptr, nullptr) != CL_SUCCESS) {
-    size_t n = 0;
-    clGetProgramBuildInfo(p, d.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
-    std::string log(n, '\0');
-    clGetProgramBuildInfo(p, d.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
-    clReleaseProgram(p);
-    throw tile::Error("error: " + d.label() + ": kernel " + src.entry + " failed to build:\n" + log +
-                      "\n--- source ---\n" + src.source);
-  }
-  size_t size = 0;
-  if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) == CL_SUCCESS && size > 0) {
-    std::vector<unsigned char> bin(size);
-    unsigned char *ptr = bin.data();
-    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr) == CL_SUCCESS)
-      d.binaries[src.source] = std::move(bin);
-  }
-  d.programs[src.source] = p;
-  return p;
+std::string launch_text(const clike::GpuLaunch &l) {
+  auto g = l.global();
+  auto dims = [&](const std::array<int64_t, 3> &a) {
+    std::string s;
+    for (int i = 0; i < std::max(1, l.dims); ++i) s += (i ? "x" : "") + std::to_string(a[i]);
+    return s;
+  };
+  return "global " + dims(g) + (l.driver_local ? "" : ", local " + dims(l.local));
 }
 
 class OpenCLExecutable : public Executable {
  public:
-  OpenCLExecutable(ClDevice &d, tile::BoundProgram program, compiler::LoweredProgram lowered)
+  OpenCLExecutable(ClDevice &d, tile::BoundProgram program, compiler::LoweredProgram lowered, KernelCache *cache,
+                   const std::string &fingerprint)
       : d_(d), program_(std::move(program)), lowered_(std::move(lowered)) {
     for (const auto &s : program_.statements) statements_[s.output] = &s;
     cl_int err = CL_SUCCESS;
@@ -180,10 +65,10 @@ class OpenCLExecutable : public Executable {
         if (src.uses_fp64 && !d_.fp64)
           throw tile::Error("error: " + d_.label() + " has no float64 (cl_khr_fp64); kernel " + step.kernel.name +
                             " computes in float64");
-        cl_program p = program_for(d_, src);
+        cl_program p = program_for(d_, src, cache, fingerprint);
         l.kernel = clCreateKernel(p, src.entry.c_str(), &err);
         check(err, d_.name() + ": clCreateKernel " + src.entry);
-        l.global = static_cast<size_t>(src.global_size);
+        l.launch = src.launch;
         for (size_t i = 0; i < step.kernel.params.size(); ++i) {
           auto it = mems_.find(step.kernel.params[i].name);
           TESSERA_INTERNAL_ASSERT(it != mems_.end(), "kernel " + step.kernel.name + " uses unknown buffer " +
@@ -201,6 +86,8 @@ class OpenCLExecutable : public Executable {
   }
 
   int kernel_count() const override { return static_cast<int>(lowered_.steps.size()); }
+  const CompileReport &report() const override { return report_; }
+  void set_report(CompileReport report) { report_ = std::move(report); }
 
   TensorMap run(const TensorMap &inputs) override {
     std::lock_guard<std::mutex> lock(run_mutex_);
@@ -231,10 +118,7 @@ class OpenCLExecutable : public Executable {
         run_host(step.host_statement);
         continue;
       }
-      if (launches_[i].global == 0) continue;
-      size_t global = launches_[i].global;
-      check(clEnqueueNDRangeKernel(d_.queue, launches_[i].kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
-            d_.name() + ": clEnqueueNDRangeKernel " + step.kernel.name);
+      enqueue(d_, launches_[i].kernel, launches_[i].launch, step.kernel.name);
     }
     TensorMap out;
     for (const auto &[name, type] : program_.outputs) {
@@ -258,7 +142,7 @@ class OpenCLExecutable : public Executable {
   };
   struct Launch {
     cl_kernel kernel = nullptr;
-    size_t global = 1;
+    clike::GpuLaunch launch;
   };
 
   void read(const std::string &name, HostTensor &t) {
@@ -291,6 +175,7 @@ class OpenCLExecutable : public Executable {
   std::map<std::string, Mem> mems_;
   std::vector<Launch> launches_;
   std::mutex run_mutex_;
+  CompileReport report_;
 };
 
 class OpenCLDevice : public Device {
@@ -299,9 +184,20 @@ class OpenCLDevice : public Device {
   DeviceInfo info() const override {
     return {d_.name(), "opencl", opencl_device_description(d_.index), d_.facts};
   }
-  std::unique_ptr<Executable> compile(const tile::BoundProgram &program) override {
-    auto lowered = compiler::lower(program, target_of(d_));
-    return std::make_unique<OpenCLExecutable>(d_, program, std::move(lowered));
+  std::unique_ptr<Executable> compile(const tile::BoundProgram &program, const CompileOptions &options) override {
+    const auto start = std::chrono::steady_clock::now();
+    const auto target = target_of(d_);
+    std::string cache_path = options.cache_path ? *options.cache_path : KernelCache::default_path();
+    // Schedules: the kernel cache's, else (TESSERA_TUNE online) timed on this device, else the cost model's.
+    auto bench = opencl::make_kernel_bench(d_.index, cache_path);
+    ScheduleSelector selector(info(), target, bench.get(), options);
+    auto lowered = compiler::lower(program, target, selector.lower_options());
+    auto exe = std::make_unique<OpenCLExecutable>(d_, program, std::move(lowered), binary_cache(cache_path),
+                                                  device_fingerprint(info()));
+    CompileReport report = std::move(selector.report());
+    report.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    exe->set_report(std::move(report));
+    return exe;
   }
   std::string source(const tile::BoundProgram &program) override {
     std::string out;
@@ -311,7 +207,7 @@ class OpenCLDevice : public Device {
         continue;
       }
       opencl::KernelSource src = opencl::kernel_source(step.kernel);
-      out += "// kernel " + src.entry + ", global size " + std::to_string(src.global_size) + "\n" + src.source;
+      out += "// kernel " + src.entry + ", " + launch_text(src.launch) + "\n" + src.source;
     }
     return out;
   }
@@ -331,5 +227,23 @@ std::string opencl_device_description(int index) {
 }
 
 std::unique_ptr<Device> make_opencl_device(int index) { return std::make_unique<OpenCLDevice>(index); }
+
+OpenCLProgramStats opencl_program_stats(int index) {
+  ClDevice &d = device_at(index);
+  std::lock_guard<std::mutex> lock(d.mutex);
+  return d.stats;
+}
+
+std::vector<std::string> opencl_forget_programs(int index) {
+  ClDevice &d = device_at(index);
+  std::lock_guard<std::mutex> lock(d.mutex);
+  std::vector<std::string> keys;
+  for (auto &[key, p] : d.programs) {
+    keys.push_back(key);
+    clReleaseProgram(p);  // kernels created from it keep it alive until they are released
+  }
+  d.programs.clear();
+  return keys;
+}
 
 }  // namespace tessera

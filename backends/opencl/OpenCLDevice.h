@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/Device.h"
 
@@ -14,5 +15,15 @@ int opencl_device_count();
 /// One line naming device `index` (its platform, device name and driver) for the registry.
 std::string opencl_device_description(int index);
 std::unique_ptr<Device> make_opencl_device(int index);
+
+/// How device `index` obtained its programs in this process (tests of the program cache).
+struct OpenCLProgramStats {
+  int source_builds = 0;  // built from OpenCL C
+  int binary_loads = 0;   // loaded from a binary in the kernel cache
+};
+OpenCLProgramStats opencl_program_stats(int index);
+/// Drops the programs this process built on device `index` (so the next compile goes to the kernel
+/// cache again) and returns their cache key texts.
+std::vector<std::string> opencl_forget_programs(int index);
 
 }  // namespace tessera

@@ -122,6 +122,9 @@ class OpenCLDialect : public clike::Dialect {
     helpers[fn] = head + body + "}\n";
     return fn;
   }
+  std::string fma(const std::string &a, const std::string &b, const std::string &c, DType) const override {
+    return "fma(" + a + ", " + b + ", " + c + ")";
+  }
   std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE);"; }
   std::string local_qualifier() const override { return "__local"; }
 };
@@ -141,21 +144,22 @@ KernelSource kernel_source(const compiler::Kernel &k) {
   }
   signature += ") {\n";
 
-  // The outermost parallel loop of constant extent is the NDRange: each work-item runs one
-  // iteration of its body.
   std::string prologue;
-  compiler::Stmt body = k.body;
-  auto *f = compiler::as<compiler::For>(k.body);
-  auto *extent = f ? compiler::as<compiler::IntImm>(f->extent) : nullptr;
-  if (f && extent && (f->for_kind == compiler::ForKind::Parallel || f->for_kind == compiler::ForKind::GpuBlock)) {
-    ks.global_size = extent->value;
-    std::string t = dialect.compute_type(f->min->type.dtype);
-    std::string lo = printer.scalar(f->min, 0);
-    prologue = "  const " + t + " " + clike::CLikePrinter::identifier(f->var) + " = (" + t + ")get_global_id(0)" +
-               (lo == "0" || lo == "0L" ? "" : " + " + lo) + ";\n";
-    printer.declare(f->var, f->min->type);
-    body = f->body;
+  ks.launch = clike::gpu_launch(k.body);
+  for (const auto &id : ks.launch.ids) {
+    static const char *const fn[] = {"get_group_id", "get_local_id", "get_global_id"};
+    std::string t = dialect.compute_type(id.type.dtype);
+    std::string lo = id.min ? printer.scalar(id.min, 0) : "0";
+    prologue += "  const " + t + " " + clike::CLikePrinter::identifier(id.var) + " = (" + t + ")" +
+                fn[static_cast<int>(id.kind)] + "(" + std::to_string(id.dim) + ")" +
+                (lo == "0" || lo == "0L" ? "" : " + " + lo) + ";\n";
+    printer.declare(id.var, id.type);
   }
+  compiler::Stmt body = ks.launch.body;
+  // A fixed work-group shape lets the driver compile the work-group function once, ahead.
+  if (ks.launch.dims > 0 && !ks.launch.driver_local)
+    signature = "__attribute__((reqd_work_group_size(" + std::to_string(ks.launch.local[0]) + ", " +
+                std::to_string(ks.launch.local[1]) + ", " + std::to_string(ks.launch.local[2]) + ")))\n" + signature;
   clike::PrintedBody printed = printer.print(body, 1);
   std::string locals;
   for (const auto &l : printed.locals) locals += "  " + l + "\n";

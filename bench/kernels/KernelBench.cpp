@@ -1,9 +1,12 @@
 // SGEMM and ResNet-50 convolutions on Tessera's `cpu` device against OpenBLAS (cblas_sgemm) and
-// oneDNN in the same binary; items/s counters are FLOP/s. Fixed seeds; only the run is timed
+// oneDNN in the same binary, untuned (cost model) and tuned; items/s counters are FLOP/s. Fixed seeds; only the run is timed
 // (compilation happens once, before the loop). Run with OPENBLAS_CORETYPE unset and
 // OPENBLAS_NUM_THREADS=2 (ENVIRONMENT.md).
 #include <cblas.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <random>
 #include <string>
 
@@ -19,6 +22,15 @@ namespace {
 
 using tessera::HostTensor;
 
+std::string scratch_cache() {
+  static const std::string path = [] {
+    auto p = std::filesystem::temp_directory_path() / ("tessera-bench-" + std::to_string(::getpid()) + ".db");
+    std::filesystem::remove(p);
+    return p.string();
+  }();
+  return path;
+}
+
 HostTensor random_tensor(std::vector<int64_t> shape, uint32_t seed) {
   HostTensor t(tessera::tile::TensorType{tessera::tile::DType::Float32, std::move(shape)});
   std::mt19937 rng(seed);
@@ -28,25 +40,37 @@ HostTensor random_tensor(std::vector<int64_t> shape, uint32_t seed) {
   return t;
 }
 
-// Compiles `text` for `cpu` once and times Executable::run.
-void run_tessera(benchmark::State &state, const std::string &text, const tessera::TensorMap &inputs, double flops) {
+// Compiles `text` for `cpu` once and times Executable::run. Untuned: the cost model's schedules
+// alone. Tuned: the tuner's, timed before the first repetition's loop (16 trials, 20 s per kernel)
+// into a scratch cache file of this process (later repetitions find it there; no earlier run's
+// cache is reused).
+void run_tessera(benchmark::State &state, const std::string &text, const tessera::TensorMap &inputs, double flops,
+                 bool tuned) {
   auto program = tessera::tile::parse_program(text);
   std::map<std::string, tessera::tile::TensorType> types;
   for (const auto &[n, t] : inputs)
     types[n] = t.type();
   auto bound = tessera::tile::bind(program, types);
   auto device = tessera::builtin_devices().create("cpu");
-  auto exe = device->compile(bound);
+  tessera::CompileOptions options;
+  options.policy = tuned ? tessera::TunePolicy::Online : tessera::TunePolicy::Off;
+  options.budget = tessera::compiler::tune::Budget{16, 20};
+  options.cache_path = scratch_cache();
+  auto exe = device->compile(bound, options);
+  if (tuned && !exe->report().kernels.empty())
+    state.SetLabel(exe->report().kernels.front().schedule);
   for (auto _ : state)
     benchmark::DoNotOptimize(exe->run(inputs));
   state.SetItemsProcessed(static_cast<int64_t>(flops) * state.iterations());
 }
 
-void BM_Sgemm_Tessera(benchmark::State &state) {
+void sgemm_tessera(benchmark::State &state, bool tuned) {
   int64_t n = state.range(0);
   run_tessera(state, "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
-              {{"A", random_tensor({n, n}, 1)}, {"B", random_tensor({n, n}, 2)}}, 2.0 * n * n * n);
+              {{"A", random_tensor({n, n}, 1)}, {"B", random_tensor({n, n}, 2)}}, 2.0 * n * n * n, tuned);
 }
+void BM_Sgemm_Tessera(benchmark::State &state) { sgemm_tessera(state, false); }
+void BM_Sgemm_TesseraTuned(benchmark::State &state) { sgemm_tessera(state, true); }
 
 void BM_Sgemm_OpenBLAS(benchmark::State &state) {
   int n = static_cast<int>(state.range(0));
@@ -67,15 +91,17 @@ const Conv kConvs[] = {{224, 3, 64, 7, 2}, {56, 64, 64, 3, 1}, {56, 64, 256, 1, 
 int64_t out_size(const Conv &c) { return (c.hw + c.s - 1) / c.s; }
 double conv_flops(const Conv &c) { return 2.0 * out_size(c) * out_size(c) * c.co * c.ci * c.k * c.k; }
 
-void BM_Conv_Tessera(benchmark::State &state) {
+void conv_tessera(benchmark::State &state, bool tuned) {
   const Conv &c = kConvs[state.range(0)];
   int64_t o = out_size(c), pad = ((o - 1) * c.s + c.k - c.hw) / 2;
   std::string text = "function (I[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) { O[n, x, y, co : N, " + std::to_string(o) +
                      ", " + std::to_string(o) + ", CO] = +(I[n, " + std::to_string(c.s) + "*x + i - " + std::to_string(pad) +
                      ", " + std::to_string(c.s) + "*y + j - " + std::to_string(pad) + ", ci] * K[i, j, ci, co]); }";
   run_tessera(state, text, {{"I", random_tensor({1, c.hw, c.hw, c.ci}, 1)}, {"K", random_tensor({c.k, c.k, c.ci, c.co}, 2)}},
-              conv_flops(c));
+              conv_flops(c), tuned);
 }
+void BM_Conv_Tessera(benchmark::State &state) { conv_tessera(state, false); }
+void BM_Conv_TesseraTuned(benchmark::State &state) { conv_tessera(state, true); }
 
 void BM_Conv_OneDNN(benchmark::State &state) {
   using namespace dnnl;  // NOLINT: benchmark brevity
@@ -107,7 +133,9 @@ void BM_Conv_OneDNN(benchmark::State &state) {
 }  // namespace
 
 BENCHMARK(BM_Sgemm_Tessera)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sgemm_TesseraTuned)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Sgemm_OpenBLAS)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Conv_Tessera)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Conv_TesseraTuned)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Conv_OneDNN)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_MAIN();

@@ -16,4 +16,9 @@ void add_lower_command(CLI::App &app);
 /// `tessera grad PROG.tile --wrt A,B [--of C] [-o OUT.tile]`: the gradient as Tile (GradCommand.cpp).
 void add_grad_command(CLI::App &app);
 
+/// `tessera tune PROG.tile ...`: tunes every kernel into the kernel cache (TuneCommand.cpp).
+void add_tune_command(CLI::App &app);
+/// `tessera cache stats|list|export FILE|import FILE|clear [--json]` (CacheCommand.cpp).
+void add_cache_command(CLI::App &app);
+
 }  // namespace tessera::cli

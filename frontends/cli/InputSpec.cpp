@@ -17,6 +17,41 @@ InputFile parse_input_file(const std::string &argument) {
 
 namespace {
 
+[[noreturn]] void fail_typed(const std::string &message) { throw tile::Error("tessera: error: " + message); }
+
+}  // namespace
+
+std::pair<std::string, tile::TensorType> parse_typed_input(const std::string &arg) {
+  auto eq = arg.find('='), open = arg.find('['), close = arg.rfind(']');
+  if (eq == std::string::npos || open == std::string::npos || close != arg.size() - 1 || open < eq)
+    fail_typed("--in expects NAME=DTYPE[D0,D1,...], e.g. A=f32[2,3]; got '" + arg + "'");
+  std::string name = arg.substr(0, eq), dtype = arg.substr(eq + 1, open - eq - 1);
+  auto t = tile::parse_dtype(dtype);
+  if (!t) fail_typed("--in '" + arg + "': unknown dtype '" + dtype + "'");
+  tile::TensorType type{*t, {}};
+  std::string dims = arg.substr(open + 1, close - open - 1), cur;
+  for (char ch : dims + ",") {
+    if (ch == ' ') continue;
+    if (ch != ',') {
+      cur += ch;
+      continue;
+    }
+    if (cur.empty() && dims.find_first_not_of(' ') == std::string::npos) break;
+    try {
+      size_t used = 0;
+      long long v = std::stoll(cur, &used);
+      if (used != cur.size() || v < 0) throw std::invalid_argument(cur);
+      type.shape.push_back(v);
+    } catch (const std::exception &) {
+      fail_typed("--in '" + arg + "': '" + cur + "' is not a dimension size");
+    }
+    cur.clear();
+  }
+  return {name, type};
+}
+
+namespace {
+
 tile::TensorType parse_spec_type(const std::string &path, const std::string &name,
                                  const nlohmann::json &entry) {
   auto bad = [&](const std::string &what) {
@@ -55,6 +90,18 @@ std::map<std::string, tile::TensorType> read_spec(const std::string &path) {
   for (const auto &[name, entry] : inputs->items())
     types[name] = parse_spec_type(path, name, entry);
   return types;
+}
+
+std::map<std::string, tile::TensorType> typed_inputs(const tile::Program &program, const std::string &path,
+                                                     const std::string &spec, const std::vector<std::string> &ins) {
+  std::map<std::string, tile::TensorType> inputs;
+  if (!spec.empty()) inputs = read_spec(spec);
+  for (const auto &arg : ins) {
+    auto [name, type] = parse_typed_input(arg);
+    if (!program.find_input(name)) fail_typed("--in names '" + name + "', which is not an input of " + path);
+    inputs[name] = type;
+  }
+  return inputs;
 }
 
 }  // namespace tessera::cli

@@ -35,36 +35,6 @@ struct LowerOptions {
 
 [[noreturn]] void fail(const std::string &message) { throw tile::Error("tessera: error: " + message); }
 
-// "A=f32[2,3]" (also float32[2, 3], and f32[] for a scalar).
-std::pair<std::string, tile::TensorType> parse_typed_input(const std::string &arg) {
-  auto eq = arg.find('='), open = arg.find('['), close = arg.rfind(']');
-  if (eq == std::string::npos || open == std::string::npos || close != arg.size() - 1 || open < eq)
-    fail("--in expects NAME=DTYPE[D0,D1,...], e.g. A=f32[2,3]; got '" + arg + "'");
-  std::string name = arg.substr(0, eq), dtype = arg.substr(eq + 1, open - eq - 1);
-  auto t = tile::parse_dtype(dtype);
-  if (!t) fail("--in '" + arg + "': unknown dtype '" + dtype + "'");
-  tile::TensorType type{*t, {}};
-  std::string dims = arg.substr(open + 1, close - open - 1), cur;
-  for (char ch : dims + ",") {
-    if (ch == ' ') continue;
-    if (ch != ',') {
-      cur += ch;
-      continue;
-    }
-    if (cur.empty() && dims.find_first_not_of(' ') == std::string::npos) break;
-    try {
-      size_t used = 0;
-      long long v = std::stoll(cur, &used);
-      if (used != cur.size() || v < 0) throw std::invalid_argument(cur);
-      type.shape.push_back(v);
-    } catch (const std::exception &) {
-      fail("--in '" + arg + "': '" + cur + "' is not a dimension size");
-    }
-    cur.clear();
-  }
-  return {name, type};
-}
-
 compiler::TargetInfo target_for(const LowerOptions &o) {
   compiler::TargetInfo t;
   t.backend = "llvm";
@@ -89,14 +59,7 @@ void lower_command(const LowerOptions &o) {
     fail("--emit must be tile, loops or source, not '" + o.emit + "'");
   if (o.target != "host" && o.target != "generic") fail("--target must be host or generic");
   tile::Program program = tile::parse_program(tile::read_source_file(o.program));
-  std::map<std::string, tile::TensorType> inputs;
-  if (!o.spec.empty()) inputs = read_spec(o.spec);
-  for (const auto &arg : o.inputs) {
-    auto [name, type] = parse_typed_input(arg);
-    if (!program.find_input(name)) fail("--in names '" + name + "', which is not an input of " + o.program);
-    inputs[name] = type;
-  }
-  tile::BoundProgram bound = tile::bind(program, inputs);
+  tile::BoundProgram bound = tile::bind(program, typed_inputs(program, o.program, o.spec, o.inputs));
   compiler::LoweredProgram lowered = compiler::lower(bound, target_for(o));
 
   if (o.emit == "source") {

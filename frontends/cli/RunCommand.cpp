@@ -20,8 +20,10 @@
 #include "frontends/cli/Commands.h"
 #include "frontends/cli/InputSpec.h"
 #include "frontends/cli/RandomInput.h"
+#include "frontends/cli/TuneProgress.h"
 #include "runtime/FileBatch.h"
 #include "runtime/Npy.h"
+#include "runtime/Tuning.h"
 #include "tile/Bind.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
@@ -130,9 +132,19 @@ void run(const RunOptions &options) {
 
   RunStats stats;
   auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<Executable> executable = device->compile(bound);
+  // Kernels tuned on first use show a progress bar on a terminal.
+  TuneProgressBar progress(online_budget().max_trials, false);
+  CompileOptions compile_options;
+  compile_options.progress = [&](const TuneProgress &p) { progress(p); };
+  std::unique_ptr<Executable> executable = device->compile(bound, compile_options);
+  progress.finish();
   stats.compile_seconds = seconds_since(start);
   stats.kernels = executable->kernel_count();
+  const CompileReport &report = executable->report();
+  stats.cache_hits = report.cache_hits;
+  stats.cache_misses = report.cache_misses;
+  stats.tuning_trials = report.tuning_trials;
+  stats.tune_seconds = report.tune_seconds;
   TensorMap outputs;
   std::vector<double> times;
   for (int i = 0; i < options.repeat; ++i) {

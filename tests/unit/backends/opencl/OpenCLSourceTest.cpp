@@ -21,7 +21,8 @@ TEST(OpenCLSource, ParallelLoopIsTheNDRangeAndRampsAreVectorLoads) {
   Kernel k{"add", {{"A", DType::Float32, 32, false}, {"C", DType::Float32, 32, true}},
            For::make("i", i32(0), i32(8), ForKind::Parallel, body)};
   KernelSource s = kernel_source(k);
-  EXPECT_EQ(s.global_size, 8);
+  EXPECT_TRUE(s.launch.driver_local);
+  EXPECT_EQ(s.launch.global()[0], 8);
   EXPECT_FALSE(s.uses_fp64);
   EXPECT_EQ(s.source,
             "__kernel void tk_add(__global const float *restrict A, __global float *restrict C) {\n"
@@ -35,7 +36,7 @@ TEST(OpenCLSource, IntegerDivisionFloorsAndNeverTraps) {
                         Store::make("O", var("j"), Binary::make(Binary::Op::Div, Load::make(Type::i32(), "X", var("j")), i32(-2))));
   Kernel k{"div", {{"X", DType::Int32, 3, false}, {"O", DType::Int32, 3, true}}, body};
   KernelSource s = kernel_source(k);
-  EXPECT_EQ(s.global_size, 1);
+  EXPECT_EQ(s.launch.dims, 0);
   EXPECT_EQ(s.source,
             "static inline int tsr_floordiv_int(int a, int b) {\n"
             "  if (b == 0) return 0;\n"
@@ -58,6 +59,43 @@ TEST(OpenCLSource, HalfIsStoredWithVstoreHalfAndDoubleEnablesFp64) {
   EXPECT_TRUE(s.uses_fp64);
   EXPECT_NE(s.source.find("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"), std::string::npos) << s.source;
   EXPECT_NE(s.source.find("vstore_half_rte(tsr_to_half_float((float)(X[0])), 0, O);"), std::string::npos) << s.source;
+}
+
+// Work-group and work-item loops become ids and a fixed work-group size; a private array read and
+// written only at constant indices becomes vector variables; a * b + c is a fused multiply-add.
+TEST(OpenCLSource, GpuLoopsAreIdsAndConstantIndexArraysAreRegisters) {
+  Type f4{DType::Float32, 4}, f{DType::Float32, 1};
+  Expr x = Binary::make(Binary::Op::Add, Binary::make(Binary::Op::Mul, var("g"), i32(2)), var("t"));
+  Expr base = Binary::make(Binary::Op::Mul, x, i32(8));
+  Expr lanes0 = Ramp::make(i32(0), i32(1), 4), lanes1 = Ramp::make(i32(4), i32(1), 4);
+  Expr a0 = Load::make(f, "A", base), b0 = Load::make(f, "B", x);
+  Stmt body = Allocate::make(
+      "acc", f, 8, false,
+      Block::make({Store::make("acc", lanes0, Broadcast::make(FloatImm::make(f, 0), 4)),
+                   Store::make("acc", lanes1,
+                               Binary::make(Binary::Op::Add, Binary::make(Binary::Op::Mul, Broadcast::make(a0, 4), Broadcast::make(b0, 4)),
+                                            Load::make(f, "acc", lanes0))),
+                   Store::make("C", Ramp::make(base, i32(1), 4), Load::make(f, "acc", lanes1)),
+                   Store::make("C", Ramp::make(Binary::make(Binary::Op::Add, base, i32(4)), i32(1), 4), Load::make(f, "acc", lanes0))}));
+  (void)f4;
+  body = For::make("t", i32(0), i32(2), ForKind::GpuThread, body, 0);
+  body = For::make("g", i32(0), i32(3), ForKind::GpuBlock, body, 0);
+  Kernel k{"mm", {{"A", DType::Float32, 48, false}, {"B", DType::Float32, 6, false}, {"C", DType::Float32, 48, true}}, body};
+  KernelSource s = kernel_source(k);
+  EXPECT_EQ(s.launch.dims, 1);
+  EXPECT_EQ(s.launch.global()[0], 6);
+  EXPECT_EQ(s.launch.local[0], 2);
+  EXPECT_EQ(s.source,
+            "__attribute__((reqd_work_group_size(2, 1, 1)))\n"
+            "__kernel void tk_mm(__global const float *restrict A, __global const float *restrict B, __global float *restrict C) {\n"
+            "  const int g = (int)get_group_id(0);\n"
+            "  const int t = (int)get_local_id(0);\n"
+            "  float4 acc_r0, acc_r1;\n"
+            "  acc_r0 = ((float4)(0.0f));\n"
+            "  acc_r1 = fma(((float4)(A[(((g * 2) + t) * 8)])), ((float4)(B[((g * 2) + t)])), acc_r0);\n"
+            "  vstore4(acc_r1, 0, C + (((g * 2) + t) * 8));\n"
+            "  vstore4(acc_r0, 0, C + ((((g * 2) + t) * 8) + 4));\n"
+            "}\n");
 }
 
 }  // namespace

@@ -1,0 +1,59 @@
+// Internals of the OpenCL backend shared by the device and the tuner's KernelBench: the devices the
+// ICD loader finds (context, queue, facts), building programs (through the kernel cache's
+// binaries) and launching kernels.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/clike/GpuLaunch.h"
+#include "backends/opencl/OpenCLDevice.h"
+#include "backends/opencl/OpenCLSource.h"
+#include "compiler/Lower.h"
+#include "runtime/KernelCache.h"
+
+namespace tessera::opencl {
+
+// One OpenCL device with its context, queue and the programs built on it in this process. Lives
+// until the process ends: identical kernels of later compiles reuse the built programs.
+struct ClDevice {
+  int index = 0;
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  std::map<std::string, std::string> facts;
+  bool fp64 = false, fp16 = false;
+  std::mutex mutex;
+  // The built programs of this process, keyed by the program cache's key text (source + options).
+  std::map<std::string, cl_program> programs;
+  OpenCLProgramStats stats;
+
+  std::string name() const { return "opencl:" + std::to_string(index); }
+  std::string label() const { return name() + " (" + facts.at("device") + ")"; }
+};
+
+
+/// Throws tile::Error naming `what` when `err` is not CL_SUCCESS.
+void check(cl_int err, const std::string &what);
+/// Every device of every platform, found once per process (no context yet).
+std::vector<std::unique_ptr<ClDevice>> &all_devices();
+/// Device `index` with its context and queue created; throws tile::Error when there is none.
+ClDevice &device_at(int index);
+/// The cost model's view of the device, from its facts.
+compiler::TargetInfo target_of(const ClDevice &d);
+/// The kernel cache at `path`, opened once per process; null when it cannot be opened.
+KernelCache *binary_cache(const std::string &path);
+/// The built program of `src`: built before in this process, else loaded from `cache`'s binary
+/// (when the driver accepts it), else built from source (its binary then stored in `cache`).
+/// Throws tile::Error with the driver's build log when the source does not build.
+cl_program program_for(ClDevice &d, const KernelSource &src, KernelCache *cache, const std::string &fingerprint);
+/// Enqueues `kernel` over `launch`'s NDRange (nothing when it is empty).
+void enqueue(ClDevice &d, cl_kernel kernel, const clike::GpuLaunch &launch, const std::string &name);
+
+}  // namespace tessera::opencl

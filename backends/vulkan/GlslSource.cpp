@@ -1,0 +1,344 @@
+#include "backends/vulkan/GlslSource.h"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <utility>
+
+#include "backends/clike/CLikePrinter.h"
+#include "tile/Diagnostics.h"
+
+namespace tessera::vulkan {
+
+namespace {
+
+using tile::DType;
+
+// Extensions every shader enables; glslang declares a capability only where a type is used.
+constexpr const char *kPrelude =
+    "#version 450\n"
+    "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
+    "#extension GL_EXT_shader_16bit_storage : require\n"
+    "#extension GL_EXT_shader_8bit_storage : require\n"
+    "#extension GL_EXT_control_flow_attributes : require\n"
+    "#define NAN uintBitsToFloat(0x7fc00000u)\n"
+    "#define INFINITY uintBitsToFloat(0x7f800000u)\n";
+
+// The float64 math this dialect computes with helpers of its own (GLSL's exp, log, tanh... take
+// float only); every other float64 function is an error rather than a float32 approximation.
+const std::set<std::string> kFloat64Math = {"exp", "log", "pow", "tanh", "sinh", "cosh", "sqrt", "floor", "ceil",
+                                            "fabs", "fmod", "round"};
+
+class GlslDialect : public clike::Dialect {
+ public:
+  // Helper definitions in the order they must appear (a helper after those it calls).
+  mutable std::vector<std::pair<std::string, std::string>> helpers;
+
+  std::string compute_type(DType t) const override {
+    switch (t) {
+      case DType::Bool: return "bool";
+      case DType::Int8: return "int8_t";
+      case DType::UInt8: return "uint8_t";
+      case DType::Int16: return "int16_t";
+      case DType::UInt16: return "uint16_t";
+      case DType::Int32: return "int";
+      case DType::UInt32: return "uint";
+      case DType::Int64: return "int64_t";
+      case DType::UInt64: return "uint64_t";
+      case DType::Float16: return "float";  // stored as float16_t, computed in float (as OpenCL does)
+      case DType::Float32: return "float";
+      case DType::Float64: return "double";
+    }
+    return "?";
+  }
+  std::string memory_type(DType t) const override {
+    if (t == DType::Bool) return "uint8_t";
+    if (t == DType::Float16) return "float16_t";
+    return compute_type(t);
+  }
+  // No native vectors: on GPUs and on lavapipe alike the SIMD lanes are the invocations, so
+  // vector IR is printed lane by lane (which also keeps every helper scalar).
+  std::string vector_type(DType, int) const override { return ""; }
+  std::string load(const std::string &buffer, DType t, bool global, const std::string &index) const override {
+    std::string v = buffer + "[int(" + index + ")]";
+    if (t == DType::Bool) return "(uint(" + v + ") != 0u)";
+    if (global && t == DType::Float16) return "float(" + v + ")";
+    return v;
+  }
+  std::string store(const std::string &buffer, DType t, bool global, const std::string &index,
+                    const std::string &value) const override {
+    std::string v = value;
+    if (t == DType::Bool) v = "uint8_t((" + value + ") ? 1u : 0u)";
+    if (global && t == DType::Float16) v = "float16_t(" + value + ")";
+    return buffer + "[int(" + index + ")] = " + v + ";";
+  }
+  std::string vector_load(const std::string &, int, const std::string &) const override { return unreachable(); }
+  std::string vector_store(const std::string &, int, const std::string &, const std::string &) const override {
+    return unreachable();
+  }
+  std::string lane_of(const std::string &, int) const override { return unreachable(); }
+  std::string literal_suffix(DType t) const override { return t == DType::Float64 ? "lf" : "f"; }
+  std::string cast_to(const std::string &type, const std::string &value) const override {
+    return type + "(" + value + ")";
+  }
+  std::string unroll_pragma() const override { return "[[unroll]]"; }
+  std::string fma(const std::string &a, const std::string &b, const std::string &c, DType) const override {
+    return "fma(" + a + ", " + b + ", " + c + ")";
+  }
+  std::string barrier() const override { return "memoryBarrierShared(); barrier();"; }
+  std::string local_qualifier() const override { return "shared"; }
+
+  std::string convert(const std::string &v, DType from, DType to) override {
+    std::string t = compute_type(to), f = compute_type(from);
+    if (to == DType::Bool) return "(" + v + " != " + f + "(0))";
+    if (from == DType::Bool) return "((" + v + ") ? " + t + "(1) : " + t + "(0))";
+    if (to == DType::Float16) return helper("to_half", to) + "(float(" + v + "))";
+    if (tile::is_float(from) && !tile::is_float(to)) return sat(from, to) + "(" + v + ")";  // NaN -> 0
+    if (t == f) return v;  // half -> float: both compute in float
+    return t + "(" + v + ")";
+  }
+
+  std::string helper(const std::string &name, DType dtype) override { return const_helper(name, dtype); }
+
+  std::string math(const std::string &name, DType t, const std::vector<std::string> &args) const override {
+    bool f64 = t == DType::Float64;
+    if (f64 && !kFloat64Math.count(name))
+      throw tile::Error("error: vulkan: GLSL has no float64 '" + name +
+                        "' (its transcendental functions take float32 only); compute it in float32");
+    auto call = [&](const std::string &fn) {
+      std::string s = fn + "(";
+      for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];
+      return s + ")";
+    };
+    if (name == "fabs") return call("abs");
+    if (name == "sqrt" || name == "floor" || name == "ceil") return call(name);
+    if (name == "fmod" || name == "round" || name == "pow" || name == "erf") return call(const_helper(name, t));
+    if (f64) return call(const_helper(name, t));  // exp, log, tanh, sinh, cosh
+    return call(name);
+  }
+
+ private:
+  static std::string unreachable() {
+    TESSERA_INTERNAL_ASSERT(false, "GLSL has no native vectors in this dialect");
+    return "";
+  }
+
+  std::string add(const std::string &fn, const std::string &def) const {
+    for (const auto &h : helpers)
+      if (h.first == fn) return fn;
+    helpers.emplace_back(fn, def);
+    return fn;
+  }
+
+  // The saturating float -> integer conversion to `to` (NaN -> 0, out of range -> the bound).
+  std::string sat(DType from, DType to) {
+    std::string T = compute_type(to), F = compute_type(from);
+    std::string fn = "tsr_sat_" + T + "_" + F;
+    int bits = tile::dtype_bits(to);
+    bool sgn = tile::is_signed_int(to);
+    // Bounds as exact powers of two in F: values at or past them saturate.
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f%s", std::ldexp(1.0, sgn ? bits - 1 : bits), from == DType::Float64 ? "lf" : "f");
+    std::string hi = buf;
+    std::string lo = sgn ? "(-" + hi + ")" : F + "(0)";
+    std::string max = sgn ? T + "(~(" + T + "(1) << " + std::to_string(bits - 1) + "))" : T + "(~" + T + "(0))";
+    std::string min = sgn ? T + "(" + T + "(1) << " + std::to_string(bits - 1) + ")" : T + "(0)";
+    return add(fn, T + " " + fn + "(" + F + " a) {\n  if (isnan(a)) return " + T + "(0);\n  if (a >= " + hi +
+                       ") return " + max + ";\n  if (a <= " + lo + ") return " + min + ";\n  return " + T +
+                       "(a);\n}\n");
+  }
+
+  std::string const_helper(const std::string &name, DType dtype) const {
+    std::string T = compute_type(dtype), fn = "tsr_" + name + "_" + T;
+    std::string bits = std::to_string(tile::dtype_bits(dtype));
+    bool sgn = tile::is_signed_int(dtype), f64 = dtype == DType::Float64;
+    std::string nan = T + "(NAN)", inf = T + "(INFINITY)";
+    auto c = [&](const std::string &literal) { return literal + (f64 ? "lf" : "f"); };
+    auto two = [&](const std::string &body) { return T + " " + fn + "(" + T + " a, " + T + " b) {\n" + body + "}\n"; };
+    auto one = [&](const std::string &body) { return T + " " + fn + "(" + T + " a) {\n" + body + "}\n"; };
+    // Integer division never traps: x / 0 = 0, MIN / -1 wraps. GLSL's % is undefined for negative
+    // operands, so remainders come from the truncating quotient.
+    if (name == "floordiv" || name == "floormod" || name == "truncdiv" || name == "truncmod") {
+      bool div = name == "floordiv" || name == "truncdiv", floor = name.rfind("floor", 0) == 0;
+      std::string body = "  if (b == " + T + "(0)) return " + T + "(0);\n";
+      if (sgn) body += "  if (b == " + T + "(-1)) return " + (div ? T + "(-a)" : T + "(0)") + ";\n";
+      body += "  " + T + " q = a / b;\n  " + T + " r = " + T + "(a - q * b);\n";
+      if (floor && sgn) body += "  if (r != " + T + "(0) && ((r < " + T + "(0)) != (b < " + T + "(0)))) { q -= " + T +
+                                "(1); r += b; }\n";
+      body += std::string("  return ") + (div ? "q" : "r") + ";\n";
+      return add(fn, two(body));
+    }
+    if (name == "shl" || name == "shr") {
+      // A count outside [0, bits) gives 0 (-1 for a negative value shifted right arithmetically).
+      std::string in_range = (sgn ? "b >= " + T + "(0) && " : "") + std::string("b < ") + T + "(" + bits + ")";
+      std::string out = name == "shr" && sgn ? T + "(a >> " + std::to_string(tile::dtype_bits(dtype) - 1) + ")" : T + "(0)";
+      return add(fn, two("  return (" + in_range + ") ? " + T + "(a " + (name == "shl" ? "<<" : ">>") + " b) : " + out +
+                         ";\n"));
+    }
+    if (name == "fmax_nan" || name == "fmin_nan")  // NaN propagates (numpy maximum/minimum)
+      return add(fn, two(std::string("  return (isnan(a) || isnan(b)) ? a + b : (a ") +
+                         (name == "fmax_nan" ? ">" : "<") + " b ? a : b);\n"));
+    if (name == "relu")
+      return add(fn, one(tile::is_float(dtype) ? "  return !(a <= " + T + "(0)) ? a : " + T + "(0);\n"
+                                               : "  return a < " + T + "(0) ? " + T + "(0) : a;\n"));
+    if (name == "abs") return add(fn, one("  return a < " + T + "(0) ? " + T + "(-a) : a;\n"));
+    if (name == "to_half") return add(fn, "float " + fn + "(float a) {\n  return float(float16_t(a));\n}\n");
+    if (name == "round")  // half away from zero (C round); a - trunc(a) is exact
+      return add(fn, one("  " + T + " t = trunc(a);\n  return abs(a - t) >= " + c("0.5") + " ? t + sign(a) : t;\n"));
+    if (name == "fmod")  // C fmod: a - b trunc(a / b), with a's sign and below |b| in magnitude
+      return add(fn, two("  if (isnan(a) || isnan(b) || isinf(a) || b == " + T + "(0)) return " + nan +
+                         ";\n  if (isinf(b)) return a;\n  " + T + " r = fma(-b, trunc(a / b), a);\n"
+                         "  if (r != " + T + "(0) && ((r < " + T + "(0)) != (a < " + T + "(0)))) r += abs(b) * sign(a);\n"
+                         "  if (abs(r) >= abs(b)) r -= abs(b) * sign(a);\n  return r;\n"));
+    if (name == "pow") {
+      // C pow: GLSL's pow is undefined for a < 0 and for a = 0, b <= 0.
+      std::string base = f64 ? const_helper("exp", dtype) + "(b * " + const_helper("log", dtype) + "(abs(a)))"
+                             : "pow(abs(a), b)";
+      return add(fn, two("  if (b == " + T + "(0) || a == " + T + "(1)) return " + T + "(1);\n"
+                         "  if (isnan(a) || isnan(b)) return a + b;\n"
+                         "  if (a == " + T + "(0)) return b < " + T + "(0) ? " + inf + " : " + T + "(0);\n"
+                         "  " + T + " r = " + base + ";\n"
+                         "  if (a < " + T + "(0)) {\n"
+                         "    if (b != floor(b)) return " + nan + ";\n"
+                         "    if (mod(b, " + c("2.0") + ") == " + c("1.0") + ") r = -r;\n"
+                         "  }\n  return r;\n"));
+    }
+    if (name == "erf") {
+      // Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7).
+      return add(fn, one("  " + T + " x = abs(a), t = " + c("1.0") + " / (" + c("1.0") + " + " + c("0.3275911") +
+                         " * x);\n  " + T + " y = " + c("1.0") + " - (((((" + c("1.061405429") + " * t - " + c("1.453152027") +
+                         ") * t + " + c("1.421413741") + ") * t - " + c("0.284496736") + ") * t + " + c("0.254829592") +
+                         ") * t) * exp(-x * x);\n  return a < " + T + "(0) ? -y : y;\n"));
+    }
+    // float64 exp/log and what is built on them, to double precision.
+    if (name == "exp") {
+      // exp(x) = 2^k exp(r), |r| <= ln2/2 (Cody-Waite reduction), exp(r) by its Taylor series.
+      return add(fn, one("  if (isnan(a)) return a;\n  if (a > " + c("709.782712893384") + ") return " + inf +
+                         ";\n  if (a < " + c("-745.2") + ") return " + c("0.0") + ";\n  " + T + " k = floor(a * " +
+                         c("1.4426950408889634") + " + " + c("0.5") + ");\n  " + T + " r = (a - k * " +
+                         c("6.93147180369123816490e-01") + ") - k * " + c("1.90821492927058770002e-10") + ";\n  " + T +
+                         " s = " + c("1.0") + ";\n  for (int i = 14; i >= 1; --i) s = " + c("1.0") + " + s * r / " + T +
+                         "(i);\n  return ldexp(s, int(k));\n"));
+    }
+    if (name == "expm1") {
+      std::string e = const_helper("exp", dtype);
+      return add(fn, one("  if (abs(a) >= " + c("0.35") + ") return " + e + "(a) - " + c("1.0") + ";\n  " + T +
+                         " s = " + c("1.0") + ";\n  for (int i = 17; i >= 2; --i) s = " + c("1.0") + " + s * a / " + T +
+                         "(i);\n  return a * s;\n"));
+    }
+    if (name == "log") {
+      // log(x) = e ln2 + log(m), m in [sqrt(1/2), sqrt(2)): 2 atanh((m-1)/(m+1)) by its series.
+      return add(fn, one("  if (isnan(a) || a < " + T + "(0)) return " + nan + ";\n  if (a == " + T + "(0)) return -" +
+                         inf + ";\n  if (isinf(a)) return a;\n  int e;\n  " + T + " m = frexp(a, e);\n  if (m < " +
+                         c("0.70710678118654752") + ") { m *= " + c("2.0") + "; e -= 1; }\n  " + T + " f = (m - " +
+                         c("1.0") + ") / (m + " + c("1.0") + "), f2 = f * f, s = " + T + "(0);\n"
+                         "  for (int i = 25; i >= 1; i -= 2) s = s * f2 + " + c("1.0") + " / " + T + "(i);\n"
+                         "  return " + T + "(e) * " + c("6.93147180369123816490e-01") + " + (" + c("2.0") + " * f * s + " +
+                         T + "(e) * " + c("1.90821492927058770002e-10") + ");\n"));
+    }
+    if (name == "tanh") {
+      std::string em1 = const_helper("expm1", dtype);
+      return add(fn, one("  " + T + " x = abs(a);\n  if (x > " + c("22.0") + ") return sign(a);\n  " + T + " t = " + em1 +
+                         "(" + c("2.0") + " * x);\n  return sign(a) * (t / (t + " + c("2.0") + "));\n"));
+    }
+    if (name == "sinh") {
+      std::string em1 = const_helper("expm1", dtype);
+      return add(fn, one("  return (" + em1 + "(a) - " + em1 + "(-a)) * " + c("0.5") + ";\n"));
+    }
+    if (name == "cosh") {
+      std::string e = const_helper("exp", dtype);
+      return add(fn, one("  return (" + e + "(a) + " + e + "(-a)) * " + c("0.5") + ";\n"));
+    }
+    TESSERA_INTERNAL_ASSERT(false, "unknown GLSL helper " + name);
+    return "";
+  }
+};
+
+bool uses(const std::string &text, const std::string &word) {
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    bool start = at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_');
+    size_t end = at + word.size();
+    bool stop = end >= text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_');
+    if (start && stop) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+KernelSource kernel_source(const compiler::Kernel &k) {
+  GlslDialect dialect;
+  clike::CLikePrinter printer(dialect, k.params);
+  KernelSource ks;
+  ks.name = k.name;
+  ks.buffers = static_cast<int>(k.params.size());
+
+  std::string buffers;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const auto &p = k.params[i];
+    buffers += "layout(std430, set = 0, binding = " + std::to_string(i) + ") restrict " +
+               (p.is_output ? "" : "readonly ") + "buffer tsr_b" + std::to_string(i) + " { " +
+               dialect.memory_type(p.dtype) + " " + clike::CLikePrinter::identifier(p.name) + "[]; };\n";
+  }
+
+  // The launch: GPU loops become ids; else the outermost parallel loop of constant extent becomes
+  // the invocations, each running one iteration of its body, their index spanning a 2-D grid of
+  // work-groups when the count exceeds the device's limit in x.
+  ks.launch = clike::gpu_launch(k.body);
+  bool fixed = ks.launch.dims > 0 && !ks.launch.driver_local;
+  if (ks.launch.driver_local) ks.invocations = ks.launch.groups[0];
+  std::string prologue;
+  for (const auto &id : ks.launch.ids) {
+    static const char *const builtin[] = {"gl_WorkGroupID", "gl_LocalInvocationID", "tsr_id"};
+    std::string t = dialect.compute_type(id.type.dtype);
+    std::string v = builtin[static_cast<int>(id.kind)];
+    if (id.kind != clike::GpuId::Kind::Global) v += std::string(".") + "xyz"[id.dim];
+    std::string lo = id.min ? printer.scalar(id.min, 0) : "0";
+    prologue += "  const " + t + " " + clike::CLikePrinter::identifier(id.var) + " = " + t + "(" + v + ")" +
+                (lo == "0" || lo == "0L" ? "" : " + " + lo) + ";\n";
+    printer.declare(id.var, id.type);
+  }
+  clike::PrintedBody printed = printer.print(ks.launch.body, 1);
+  std::string shared;
+  for (const auto &l : printed.locals) shared += l + "\n";
+  std::string helpers;
+  for (const auto &[name, def] : dialect.helpers) helpers += def;
+  std::string frame, main_fn = "void main() {\n";
+  if (fixed) {
+    // A fixed work-group shape: every invocation runs (barriers need them all), no bounds check.
+    const auto &l = ks.launch.local;
+    frame = "layout(local_size_x = " + std::to_string(l[0]) + ", local_size_y = " + std::to_string(l[1]) +
+            ", local_size_z = " + std::to_string(l[2]) + ") in;\n";
+  } else {
+    frame = "layout(local_size_x_id = " + std::to_string(kLocalSizeId) + ") in;\nlayout(constant_id = " +
+            std::to_string(kCountId) + ") const uint TSR_COUNT = " + std::to_string(ks.invocations) + "u;\n";
+    main_fn +=
+        "  const uint tsr_id = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * "
+        "gl_WorkGroupSize.x;\n"
+        "  if (tsr_id >= TSR_COUNT) return;\n";
+  }
+  main_fn += prologue + printed.code + "}\n";
+  std::string text = frame + buffers + shared + helpers + main_fn;
+  ks.needs.float64 = uses(text, "double");
+  ks.needs.float16 = uses(text, "float16_t");
+  ks.needs.int64 = uses(text, "int64_t") || uses(text, "uint64_t");
+  ks.needs.int16 = uses(text, "int16_t") || uses(text, "uint16_t");
+  ks.needs.int8 = uses(text, "int8_t") || uses(text, "uint8_t");
+  ks.source = kPrelude + text;
+  return ks;
+}
+
+void check_features(const KernelSource &src, const ShaderFeatures &has, const std::string &device_label) {
+  const std::pair<bool, const char *> missing[] = {
+      {src.needs.float64 && !has.float64, "float64 (shaderFloat64)"},
+      {src.needs.float16 && !has.float16, "float16 (shaderFloat16 and 16-bit storage buffers)"},
+      {src.needs.int64 && !has.int64, "int64 (shaderInt64)"},
+      {src.needs.int16 && !has.int16, "int16 (shaderInt16 and 16-bit storage buffers)"},
+      {src.needs.int8 && !has.int8, "int8 and bool (shaderInt8 and 8-bit storage buffers)"},
+  };
+  for (const auto &[lacks, what] : missing)
+    if (lacks)
+      throw tile::Error("error: " + device_label + " has no " + what + " support: kernel " + src.name + " needs it");
+}
+
+}  // namespace tessera::vulkan

@@ -1,0 +1,315 @@
+#include "backends/vulkan/VulkanContext.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "backends/vulkan/PipelineCacheFile.h"
+#include "backends/vulkan/ShaderCompiler.h"
+#include "tile/Diagnostics.h"
+
+namespace tessera::vulkan {
+
+namespace {
+
+const char *result_name(VkResult r) {
+  switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_INVALID_SHADER_NV: return "VK_ERROR_INVALID_SHADER_NV";
+    case VK_TIMEOUT: return "VK_TIMEOUT";
+    default: return "VkResult";
+  }
+}
+
+std::string version_string(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+         std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+std::string vendor_name(uint32_t id) {
+  switch (id) {
+    case 0x1002: return "AMD";
+    case 0x10DE: return "NVIDIA";
+    case 0x8086: return "Intel";
+    case 0x13B5: return "ARM";
+    case 0x5143: return "Qualcomm";
+    case 0x1010: return "Imagination";
+    case 0x106B: return "Apple";
+    case VK_VENDOR_ID_MESA: return "Mesa";
+    default: break;
+  }
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", id);
+  return buf;
+}
+
+const char *type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+  }
+}
+
+// The validation layer, in debug builds where it is installed (never required).
+std::vector<const char *> debug_layers() {
+#ifdef NDEBUG
+  return {};
+#else
+  uint32_t n = 0;
+  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  std::vector<VkLayerProperties> layers(n);
+  vkEnumerateInstanceLayerProperties(&n, layers.data());
+  for (const auto &l : layers)
+    if (std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0) return {"VK_LAYER_KHRONOS_validation"};
+  return {};
+#endif
+}
+
+VkInstance instance() {
+  static VkInstance inst = [] {
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "tessera";
+    app.pEngineName = "tessera";
+    app.apiVersion = VK_API_VERSION_1_2;
+    VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    info.pApplicationInfo = &app;
+    auto layers = debug_layers();
+    info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+    info.ppEnabledLayerNames = layers.data();
+    VkInstance i = VK_NULL_HANDLE;
+    if (vkCreateInstance(&info, nullptr, &i) != VK_SUCCESS) return VkInstance(VK_NULL_HANDLE);  // no driver
+    return i;
+  }();
+  return inst;
+}
+
+std::unique_ptr<Gpu> describe(VkPhysicalDevice pd, uint32_t family) {
+  auto g = std::make_unique<Gpu>();
+  g->physical = pd;
+  g->queue_family = family;
+  vkGetPhysicalDeviceProperties(pd, &g->props);
+  vkGetPhysicalDeviceMemoryProperties(pd, &g->memory);
+  g->api_version = g->props.apiVersion;
+  bool v12 = g->api_version >= VK_API_VERSION_1_2;
+
+  VkPhysicalDeviceFeatures core{};
+  vkGetPhysicalDeviceFeatures(pd, &core);
+  g->features.float64 = core.shaderFloat64;
+  g->features.int64 = core.shaderInt64;
+  std::string driver = std::to_string(g->props.driverVersion);
+  if (v12) {
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    f11.pNext = &f12;
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &f11;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    g->features.float16 = f12.shaderFloat16 && f11.storageBuffer16BitAccess;
+    g->features.int16 = core.shaderInt16 && f11.storageBuffer16BitAccess;
+    g->features.int8 = f12.shaderInt8 && f12.storageBuffer8BitAccess;
+
+    VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    sub.pNext = &drv;
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    p2.pNext = &sub;
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    g->subgroup_size = std::max(1u, sub.subgroupSize);
+    driver = std::string(drv.driverName) + " " + drv.driverInfo;
+  }
+  const auto &lim = g->props.limits;
+  bool cpu = g->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  // A CPU device (lavapipe) runs work-groups on one thread per core; Vulkan has no query for a
+  // GPU's compute units.
+  if (cpu) g->cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto &f = g->facts;
+  f["vendor"] = vendor_name(g->props.vendorID);
+  f["device"] = g->props.deviceName;
+  f["device_type"] = type_name(g->props.deviceType);
+  f["driver_version"] = driver;
+  f["api_version"] = version_string(g->api_version);
+  f["compute_units"] = cpu ? std::to_string(g->cores) : "unknown";
+  f["local_memory_bytes"] = std::to_string(lim.maxComputeSharedMemorySize);
+  f["max_workgroup_size"] = std::to_string(lim.maxComputeWorkGroupInvocations);
+  f["subgroup_size"] = std::to_string(g->subgroup_size);
+  // Invocations are the SIMD lanes (lavapipe too): one float per invocation is the natural width.
+  f["preferred_vector_width_float"] = "1";
+  f["max_storage_buffer_range"] = std::to_string(lim.maxStorageBufferRange);
+  f["fp64"] = g->features.float64 ? "yes" : "no";
+  f["fp16"] = g->features.float16 ? "yes" : "no";
+  f["int64"] = g->features.int64 ? "yes" : "no";
+  return g;
+}
+
+// Enables every optional feature the shaders may use that the device has.
+VkDevice create_device(Gpu &g) {
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  q.queueFamilyIndex = g.queue_family;
+  q.queueCount = 1;
+  q.pQueuePriorities = &priority;
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.features.shaderFloat64 = g.features.float64;
+  f2.features.shaderInt64 = g.features.int64;
+  f2.features.shaderInt16 = g.features.int16;
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  f11.storageBuffer16BitAccess = g.features.float16 || g.features.int16;
+  f12.shaderFloat16 = g.features.float16;
+  f12.shaderInt8 = g.features.int8;
+  f12.storageBuffer8BitAccess = g.features.int8;
+  VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &q;
+  if (g.api_version >= VK_API_VERSION_1_2) {
+    f11.pNext = &f12;
+    f2.pNext = &f11;
+    info.pNext = &f2;
+  } else {
+    info.pEnabledFeatures = &f2.features;
+  }
+  VkDevice d = VK_NULL_HANDLE;
+  check(vkCreateDevice(g.physical, &info, nullptr, &d), g.name() + ": vkCreateDevice");
+  return d;
+}
+
+void create_pipeline_cache(Gpu &g) {
+  g.cache_file = pipeline_cache_path(g.props.pipelineCacheUUID);
+  std::vector<char> data =
+      read_pipeline_cache(g.cache_file, g.props.vendorID, g.props.deviceID, g.props.pipelineCacheUUID);
+  VkPipelineCacheCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  info.initialDataSize = data.size();
+  info.pInitialData = data.empty() ? nullptr : data.data();
+  if (vkCreatePipelineCache(g.device, &info, nullptr, &g.cache) == VK_SUCCESS) return;
+  std::cerr << "tessera: warning: ignoring the Vulkan pipeline cache " << g.cache_file << ": the driver rejects it\n";
+  info.initialDataSize = 0;
+  info.pInitialData = nullptr;
+  check(vkCreatePipelineCache(g.device, &info, nullptr, &g.cache), g.name() + ": vkCreatePipelineCache");
+}
+
+}  // namespace
+
+void check(VkResult result, const std::string &what) {
+  if (result != VK_SUCCESS)
+    throw tile::Error("error: vulkan: " + what + " failed (" + result_name(result) + " " +
+                      std::to_string(static_cast<int>(result)) + ")");
+}
+
+std::vector<std::unique_ptr<Gpu>> &all_gpus() {
+  static std::vector<std::unique_ptr<Gpu>> gpus;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    VkInstance inst = instance();
+    if (!inst) return;
+    uint32_t n = 0;
+    if (vkEnumeratePhysicalDevices(inst, &n, nullptr) != VK_SUCCESS || n == 0) return;
+    std::vector<VkPhysicalDevice> pds(n);
+    vkEnumeratePhysicalDevices(inst, &n, pds.data());
+    for (VkPhysicalDevice pd : pds) {
+      uint32_t nq = 0;
+      vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
+      std::vector<VkQueueFamilyProperties> families(nq);
+      vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, families.data());
+      for (uint32_t i = 0; i < nq; ++i) {
+        if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+        auto g = describe(pd, i);
+        g->index = static_cast<int>(gpus.size());
+        gpus.push_back(std::move(g));
+        break;
+      }
+    }
+  });
+  return gpus;
+}
+
+Gpu &open_gpu(int index) {
+  auto &all = all_gpus();
+  if (index < 0 || index >= static_cast<int>(all.size()))
+    throw tile::Error("error: no Vulkan device vulkan:" + std::to_string(index) + " on this machine");
+  Gpu &g = *all[index];
+  std::lock_guard<std::recursive_mutex> lock(g.mutex);
+  if (g.device) return g;
+  g.device = create_device(g);
+  vkGetDeviceQueue(g.device, g.queue_family, 0, &g.queue);
+  VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool.queueFamilyIndex = g.queue_family;
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  check(vkCreateCommandPool(g.device, &pool, nullptr, &g.pool), g.name() + ": vkCreateCommandPool");
+  create_pipeline_cache(g);
+  return g;
+}
+
+const Pipeline &pipeline_for(Gpu &g, const KernelSource &src, uint32_t local_size) {
+  std::string key = std::to_string(local_size) + "/" + std::to_string(src.invocations) + "\n" + src.source;
+  if (auto it = g.pipelines.find(key); it != g.pipelines.end()) return it->second;
+  Pipeline p;
+  std::vector<uint32_t> spirv = compile_glsl(src.source, g.api_version, g.label() + ": kernel " + src.name);
+  ++g.shader_compiles;
+  VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mi.codeSize = spirv.size() * sizeof(uint32_t);
+  mi.pCode = spirv.data();
+  check(vkCreateShaderModule(g.device, &mi, nullptr, &p.module), g.name() + ": vkCreateShaderModule");
+
+  auto bindings = static_cast<uint32_t>(src.buffers);  // one storage buffer per kernel parameter
+  std::vector<VkDescriptorSetLayoutBinding> b(bindings);
+  for (uint32_t i = 0; i < bindings; ++i) {
+    b[i].binding = i;
+    b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b[i].descriptorCount = 1;
+    b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  li.bindingCount = bindings;
+  li.pBindings = b.data();
+  check(vkCreateDescriptorSetLayout(g.device, &li, nullptr, &p.set_layout), g.name() + ": vkCreateDescriptorSetLayout");
+  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &p.set_layout;
+  check(vkCreatePipelineLayout(g.device, &pli, nullptr, &p.layout), g.name() + ": vkCreatePipelineLayout");
+
+  uint32_t values[2] = {local_size, static_cast<uint32_t>(src.invocations)};
+  VkSpecializationMapEntry entries[2] = {{kLocalSizeId, 0, sizeof(uint32_t)}, {kCountId, sizeof(uint32_t), sizeof(uint32_t)}};
+  VkSpecializationInfo spec{2, entries, sizeof values, values};
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = p.module;
+  ci.stage.pName = "main";
+  ci.stage.pSpecializationInfo = &spec;
+  ci.layout = p.layout;
+  check(vkCreateComputePipelines(g.device, g.cache, 1, &ci, nullptr, &p.pipeline),
+        g.name() + ": vkCreateComputePipelines for kernel " + src.name);
+  g.cache_dirty = true;
+  return g.pipelines.emplace(key, p).first->second;
+}
+
+void save_pipeline_cache(Gpu &g) {
+  if (!g.cache_dirty) return;
+  g.cache_dirty = false;
+  size_t size = 0;
+  if (vkGetPipelineCacheData(g.device, g.cache, &size, nullptr) != VK_SUCCESS || size == 0) return;
+  std::vector<char> data(size);
+  if (vkGetPipelineCacheData(g.device, g.cache, &size, data.data()) != VK_SUCCESS) return;
+  data.resize(size);
+  std::string err = write_pipeline_cache(g.cache_file, data);
+  static bool warned = false;
+  if (!err.empty() && !warned) {
+    warned = true;
+    std::cerr << "tessera: warning: Vulkan pipeline cache not saved: " << err << "\n";
+  }
+}
+
+}  // namespace tessera::vulkan

@@ -1,0 +1,70 @@
+// The Vulkan instance and the `vulkan:N` devices it finds (every physical device with a compute
+// queue): their facts, and the logical device, queue and pipelines, created on first use and kept
+// until the process ends so that later compiles reuse identical pipelines.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/GlslSource.h"
+
+namespace tessera::vulkan {
+
+/// A compute pipeline built from one shader with one local size and invocation count.
+struct Pipeline {
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+};
+
+struct Gpu {
+  int index = 0;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  uint32_t api_version = 0;
+  VkPhysicalDeviceProperties props{};
+  VkPhysicalDeviceMemoryProperties memory{};
+  uint32_t subgroup_size = 1;
+  int cores = 1;  // CPU threads for a CPU device (lavapipe), else 1 (Vulkan does not say)
+  ShaderFeatures features;
+  std::map<std::string, std::string> facts;
+
+  // Created by open_gpu(); `mutex` guards the queue, the pipelines and the cache file.
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkPipelineCache cache = VK_NULL_HANDLE;
+  std::string cache_file;
+  bool cache_dirty = false;
+  std::map<std::string, Pipeline> pipelines;  // keyed by source, local size and count
+  int shader_compiles = 0;
+  std::recursive_mutex mutex;
+
+  std::string name() const { return "vulkan:" + std::to_string(index); }
+  std::string label() const { return name() + " (" + facts.at("device") + ")"; }
+};
+
+/// Every device with a compute queue; empty when there is no loader driver (never throws).
+std::vector<std::unique_ptr<Gpu>> &all_gpus();
+/// Device `index` with its logical device created. Throws tile::Error when there is none.
+Gpu &open_gpu(int index);
+
+/// Throws tile::Error "error: vulkan: WHAT failed (VK_ERROR_...)" unless `result` is VK_SUCCESS.
+void check(VkResult result, const std::string &what);
+
+/// The pipeline for `src` with `local_size` invocations per work-group (GLSL compiled on first
+/// use). Call with gpu.mutex held.
+const Pipeline &pipeline_for(Gpu &gpu, const KernelSource &src, uint32_t local_size);
+
+/// Writes the pipeline cache file when pipelines were added since the last save (a failure to
+/// write is a warning). Call with gpu.mutex held.
+void save_pipeline_cache(Gpu &gpu);
+
+}  // namespace tessera::vulkan

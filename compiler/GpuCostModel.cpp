@@ -1,0 +1,166 @@
+#include "compiler/GpuCostModel.h"
+
+#include <algorithm>
+
+namespace tessera::compiler {
+
+namespace {
+
+bool free_of_guards(const ContractionNest &n, size_t j) {
+  for (const auto &g : n.guards)
+    if (g.coeffs[j] != 0) return false;
+  for (const auto &d : n.divisibility)
+    if (d.coeffs[j] != 0) return false;
+  return true;
+}
+
+// The dtypes the C-like dialects have native vectors of (others compute lane by lane).
+bool has_vectors(tile::DType t) {
+  using tile::DType;
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Int32 || t == DType::UInt32 ||
+         t == DType::Int64 || t == DType::UInt64;
+}
+
+// The largest divisor of `e` in [lo, hi], or 0.
+int64_t divisor_in(int64_t e, int64_t lo, int64_t hi) {
+  for (int64_t t = std::min(hi, e); t >= lo && t >= 1; --t)
+    if (e % t == 0) return t;
+  return 0;
+}
+
+}  // namespace
+
+bool stageable(const ContractionNest &n) {
+  return n.indices.size() == n.outputs() + 1 && n.guards.empty() && n.divisibility.empty() && !n.needs_written_flag() &&
+         n.agg != tile::AggOp::Assign && !n.empty;
+}
+
+double gpu_schedule_cost(const ContractionNest &n, const Schedule &s, const TargetInfo &target) {
+  size_t r = n.outputs();
+  bool wide = wide_vector_target(target);
+  int registers = wide ? (target.vector_bits >= 512 ? 32 : 16) : 64;
+  double points = 1, waste = 1, items = 1;
+  int64_t rows = 1, cols = 1;
+  for (size_t j = 0; j < r && j < s.tile_sizes.size(); ++j) {
+    int64_t e = std::max<int64_t>(1, n.indices[j].extent), t = std::max<int64_t>(1, std::min(s.tile_sizes[j], e));
+    points *= double(e);
+    waste *= double(((e + t - 1) / t) * t) / double(e);
+    items *= double((e + t - 1) / t);
+    if (static_cast<int>(j) == s.vector_index) cols = t / std::max(1, s.vector_width);
+    else rows *= t;
+  }
+  if (s.vector_index < 0) cols = 1;
+  // Loads per multiply-add of the inner loop: one per row (broadcast) and one per vector column.
+  double intensity = double(rows * cols) / double(rows + cols);
+  double vector = std::max(1, s.vector_width);
+  bool spills = rows * cols + cols + 1 > registers;
+  double per_point = 1.0 / (intensity * vector) * (spills ? 4.0 : 1.0);
+  int64_t group = 1;
+  for (int64_t w : s.workgroup) group *= std::max<int64_t>(1, w);
+  double groups = std::max(1.0, items / double(group));
+  double busy = std::min(1.0, groups / std::max(1, target.cores));
+  if (group > target.max_workgroup_size) return 1e30;
+  // Local memory saves a SIMT GPU's global loads; PoCL emulates it in global memory (a copy).
+  double staging = !s.use_local_memory ? 1.0 : wide ? 1.5 : 0.5;
+  return points * waste * per_point * staging / busy;
+}
+
+bool wide_vector_target(const TargetInfo &target) { return target.vector_bits >= 128; }
+
+Schedule choose_gpu_schedule(const ContractionNest &n, const TargetInfo &target) {
+  Schedule s;
+  size_t k = n.indices.size(), r = n.outputs();
+  s.tile_sizes.assign(k, 1);
+  for (size_t j = 0; j < k; ++j) s.loop_order.push_back(static_cast<int>(j));
+  int64_t max_items = std::max(1, target.max_workgroup_size);
+  bool any_output = false;
+  for (size_t j = 0; j < r; ++j) any_output |= n.indices[j].extent > 1;
+  if (!any_output || n.empty) {
+    s.workgroup = {std::min<int64_t>(64, max_items)};  // a full reduction: one group splits it
+    return s;
+  }
+  bool wide = wide_vector_target(target);
+  bool reduces = k > r;
+
+  // The contiguous output index, vectorized with the widest width dividing its extent.
+  int v = -1;
+  for (size_t j = r; j-- > 0;)
+    if (n.indices[j].extent > 1) {
+      v = static_cast<int>(j);
+      break;
+    }
+  int bytes = static_cast<int>(tile::dtype_size(n.acc_type.dtype));
+  int width = wide ? std::max(1, target.vector_bits / (8 * bytes)) : 1;
+  if (v >= 0 && free_of_guards(n, v) && !n.needs_written_flag() && has_vectors(n.acc_type.dtype))
+    while (width > 1 && n.indices[v].extent % width != 0) width /= 2;
+  else
+    width = 1;
+  if (width > 1) {
+    s.vector_index = v;
+    s.vector_width = width;
+    s.tile_sizes[v] = width;
+  }
+
+  if (!reduces) {
+    // Elementwise: a few vectors per work-item, the contiguous index on dimension 0.
+    if (width > 1) {
+      int64_t per = n.indices[v].extent / width;
+      int u = per % 4 == 0 ? 4 : per % 2 == 0 ? 2 : 1;
+      s.tile_sizes[v] = width * u;
+      s.unroll = u;
+    }
+    s.workgroup = {std::min<int64_t>(wide ? 16 : 64, max_items), 1};
+    return s;
+  }
+
+  // Rows: the longest other guard-free output index.
+  int row = -1;
+  for (size_t j = 0; j < r; ++j)
+    if (static_cast<int>(j) != v && free_of_guards(n, j) && n.indices[j].extent > 1 &&
+        (row < 0 || n.indices[j].extent > n.indices[row].extent))
+      row = static_cast<int>(j);
+
+  if (wide) {
+    // Register tile: rows x vecs explicit vectors (8 x 2 x float16 measured best on PoCL with
+    // AVX-512: 16 accumulators, 2 operand vectors and a broadcast in 32 registers).
+    int registers = target.vector_bits >= 512 ? 32 : 16;
+    int vecs = 1;
+    if (width > 1 && (n.indices[v].extent / width) % 2 == 0) vecs = 2;
+    if (width > 1) s.tile_sizes[v] = width * vecs, s.unroll = vecs;
+    if (row >= 0) {
+      int64_t max_rows = std::max(1, std::min(8, (registers - vecs - 2) / vecs));
+      int64_t e = n.indices[row].extent;
+      int64_t t = divisor_in(e, std::max<int64_t>(1, max_rows / 2), max_rows);
+      s.tile_sizes[row] = t ? t : std::min(max_rows, e);
+    }
+  } else {
+    // SIMT: 4x4 scalar accumulators per work-item.
+    if (v >= 0 && free_of_guards(n, v)) s.tile_sizes[v] = std::min<int64_t>(4, n.indices[v].extent);
+    if (row >= 0) s.tile_sizes[row] = std::min<int64_t>(4, n.indices[row].extent);
+  }
+
+  // Loop order: the other outputs (folded into dimension 2), the vector index (dimension 1 on
+  // wide targets), the rows (dimension 0: neighbouring groups share one panel of the vector
+  // operand), then the reductions. SIMT targets put the contiguous index on dimension 0 instead
+  // (coalesced accesses).
+  int d0 = wide ? row : v, d1 = wide ? v : row;
+  s.loop_order.clear();
+  for (size_t j = 0; j < r; ++j)
+    if (static_cast<int>(j) != d0 && static_cast<int>(j) != d1) s.loop_order.push_back(static_cast<int>(j));
+  if (d1 >= 0) s.loop_order.push_back(d1);
+  if (d0 >= 0) s.loop_order.push_back(d0);
+  for (size_t j = r; j < k; ++j) s.loop_order.push_back(static_cast<int>(j));
+  if (wide) s.workgroup = {std::min<int64_t>(16, max_items), 1};
+  else s.workgroup = {std::min<int64_t>(16, max_items), std::min<int64_t>(16, std::max<int64_t>(1, max_items / 16))};
+  // SIMT GPUs stage operand tiles in local memory (chunks of up to 16 reduction steps of both
+  // operands' block tiles) when the nest allows it (GpuMapping.h) and they fit.
+  if (!wide && stageable(n)) {
+    int64_t block = 0;
+    for (int j : {d0, d1})
+      if (j >= 0) block += s.tile_sizes[j] * (j == d0 ? s.workgroup[0] : s.workgroup[1]);
+    s.use_local_memory = 16 * block * bytes <= target.local_memory_bytes;
+  }
+  return s;
+}
+
+}  // namespace tessera::compiler

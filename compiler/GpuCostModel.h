@@ -1,0 +1,29 @@
+// Picks a GPU-style schedule (work-group shape, per-work-item register tile, vector width, local
+// memory) for OpenCL and Vulkan devices from their facts; GpuMapping.h says how it is applied.
+#pragma once
+
+#include "compiler/Lower.h"
+#include "compiler/Nest.h"
+#include "compiler/Schedule.h"
+
+namespace tessera::compiler {
+
+/// A schedule with `workgroup` set. Devices whose preferred float vector is wide (PoCL on a CPU:
+/// 16 lanes) get few work-items per group each computing a tall register tile of explicit vectors
+/// (rows on dimension 0 so neighbouring groups share the vector operand's panel in cache); devices
+/// with scalar lanes (real GPUs) get 16x16 work-items with small scalar register tiles.
+/// Full reductions get one work-group that splits the reduction.
+Schedule choose_gpu_schedule(const ContractionNest &nest, const TargetInfo &target);
+
+/// The cost model's relative estimate of `s` on `target` (lower is better; only comparable between
+/// schedules of one nest): multiply-adds per operand load of the register tile, discounted for
+/// register spills, work wasted in partial tiles, and too few work-groups for the compute units.
+double gpu_schedule_cost(const ContractionNest &nest, const Schedule &s, const TargetInfo &target);
+
+/// Whether GpuMapping can stage `nest`'s operands in local memory (one reduction index, no guards).
+bool stageable(const ContractionNest &nest);
+
+/// Whether a target is wide-vector (a CPU behind OpenCL/Vulkan) rather than a SIMT GPU.
+bool wide_vector_target(const TargetInfo &target);
+
+}  // namespace tessera::compiler

@@ -1,0 +1,18 @@
+// The schedules the tuner may time for a kernel, ranked best-first by the cost model.
+#pragma once
+
+#include <vector>
+
+#include "compiler/Lower.h"
+#include "compiler/Nest.h"
+#include "compiler/Schedule.h"
+
+namespace tessera::compiler::tune {
+
+/// Candidates for `target`, the cost model's own choice first, no duplicates. OpenCL and Vulkan
+/// targets get gpu_candidates() (GpuSearchSpace.h). On CPUs: register
+/// tiles of every row count the register file allows (not only powers of two), 1-4 vectors wide,
+/// either tile loop outermost; elementwise kernels: unroll factors.
+std::vector<Schedule> candidates(const ContractionNest &nest, const TargetInfo &target);
+
+}  // namespace tessera::compiler::tune

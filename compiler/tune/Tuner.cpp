@@ -1,0 +1,165 @@
+#include "compiler/tune/Tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "compiler/ApplySchedule.h"
+#include "compiler/tune/SearchSpace.h"
+#include "tile/Diagnostics.h"
+
+namespace tessera::compiler::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using tile::DType;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+template <typename T>
+T load(const std::byte *p, size_t i) {
+  T v;
+  std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+double element(DType t, const std::byte *p, size_t i) {
+  switch (t) {
+    case DType::Bool: return static_cast<double>(load<uint8_t>(p, i) != 0);
+    case DType::Int8: return load<int8_t>(p, i);
+    case DType::Int16: return load<int16_t>(p, i);
+    case DType::Int32: return load<int32_t>(p, i);
+    case DType::Int64: return static_cast<double>(load<int64_t>(p, i));
+    case DType::UInt8: return load<uint8_t>(p, i);
+    case DType::UInt16: return load<uint16_t>(p, i);
+    case DType::UInt32: return load<uint32_t>(p, i);
+    case DType::UInt64: return static_cast<double>(load<uint64_t>(p, i));
+    case DType::Float16: return static_cast<double>(load<_Float16>(p, i));
+    case DType::Float32: return load<float>(p, i);
+    case DType::Float64: return load<double>(p, i);
+  }
+  return 0;
+}
+
+template <typename T>
+void fill(std::vector<std::byte> &bytes, size_t n, uint64_t seed, T (*make)(uint64_t)) {
+  bytes.resize(n * sizeof(T));
+  for (size_t i = 0; i < n; ++i) {
+    T v = make(seed + i);
+    std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
+  }
+}
+
+/// splitmix64: deterministic inputs without a library's engine (whose sequence may change).
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+double unit(uint64_t i) { return double(mix(i) >> 11) / double(1ULL << 53); }
+
+/// Inputs in [0.5, 1.5) for floats (no cancellation, so a wrong candidate cannot hide behind a
+/// sum near zero) and small non-negative integers (valid as gather indices and shift counts).
+std::vector<std::byte> make_input(const BufferParam &p, uint64_t seed) {
+  std::vector<std::byte> b;
+  size_t n = static_cast<size_t>(p.elements);
+  switch (p.dtype) {
+    case DType::Float16: fill<_Float16>(b, n, seed, [](uint64_t i) { return static_cast<_Float16>(0.5 + unit(i)); }); break;
+    case DType::Float32: fill<float>(b, n, seed, [](uint64_t i) { return static_cast<float>(0.5 + unit(i)); }); break;
+    case DType::Float64: fill<double>(b, n, seed, [](uint64_t i) { return 0.5 + unit(i); }); break;
+    default: {
+      b.assign(n * tile::dtype_size(p.dtype), std::byte{0});
+      for (size_t i = 0; i < n; ++i) b[i * tile::dtype_size(p.dtype)] = static_cast<std::byte>(mix(seed + i) % 4);
+    }
+  }
+  return b;
+}
+
+double median(std::vector<double> v) {
+  TESSERA_INTERNAL_ASSERT(!v.empty(), "a measurement without runs");
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// "" when `got` equals the reference within the dtype's tolerance, else where it differs. Floats
+/// compare relative to the output's largest magnitude: reassociated sums differ in the last bits.
+std::string difference(const Kernel &k, const Measurement &ref, const Measurement &got) {
+  size_t out = 0;
+  for (const auto &p : k.params) {
+    if (!p.is_output) continue;
+    const auto &a = ref.outputs.at(out), &b = got.outputs.at(out);
+    ++out;
+    if (a.size() != b.size()) return p.name + ": output of " + std::to_string(b.size()) + " bytes";
+    bool floating = tile::is_float(p.dtype);
+    double tol = p.dtype == DType::Float16 ? 1e-2 : p.dtype == DType::Float32 ? 1e-4 : 1e-9;
+    double scale = 0;
+    size_t n = static_cast<size_t>(p.elements);
+    if (floating)
+      for (size_t i = 0; i < n; ++i) {
+        double x = element(p.dtype, a.data(), i);
+        if (std::isfinite(x)) scale = std::max(scale, std::fabs(x));
+      }
+    for (size_t i = 0; i < n; ++i) {
+      double x = element(p.dtype, a.data(), i), y = element(p.dtype, b.data(), i);
+      bool same = floating ? (std::isnan(x) && std::isnan(y)) || x == y || std::fabs(x - y) <= tol * std::max(scale, 1e-30)
+                           : x == y;
+      if (!same)
+        return p.name + "[" + std::to_string(i) + "] = " + std::to_string(y) + ", untuned gives " + std::to_string(x);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+double nest_flops(const ContractionNest &nest) {
+  double points = 1;
+  for (const auto &ix : nest.indices) points *= double(ix.extent);
+  return nest.indices.size() > nest.outputs() ? 2 * points : points;
+}
+
+TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const Schedule &model,
+                       const TargetInfo &target, KernelBench &bench, const Budget &budget,
+                       const TrialCallback &on_trial) {
+  const auto start = Clock::now();
+  std::vector<std::vector<std::byte>> inputs;
+  for (size_t i = 0; i < untuned.params.size(); ++i)
+    if (!untuned.params[i].is_output) inputs.push_back(make_input(untuned.params[i], 1000003ULL * (i + 1)));
+
+  TuneResult result;
+  Measurement reference = bench.measure(untuned, inputs, 1, 3);
+  result.untuned_seconds = result.best_seconds = median(reference.seconds);
+  result.best = model;
+  result.trials.push_back({model, Trial::Outcome::Ok, result.untuned_seconds, ""});
+  if (on_trial) on_trial(result.trials.back(), result);
+  // Enough runs that a candidate's median is stable, few enough to stay in budget.
+  int runs = std::clamp(static_cast<int>(0.02 / std::max(result.untuned_seconds, 1e-6)), 3, 15);
+
+  for (const auto &s : candidates(nest, target)) {
+    if (static_cast<int>(result.trials.size()) >= budget.max_trials || seconds_since(start) >= budget.max_seconds) break;
+    if (s == model) continue;
+    Trial trial{s, Trial::Outcome::Ok, 0, ""};
+    try {
+      Kernel k{untuned.name, untuned.params, apply_schedule(nest, s)};
+      Measurement m = bench.measure(k, inputs, 1, runs);
+      trial.seconds = median(m.seconds);
+      trial.error = difference(untuned, reference, m);
+      if (!trial.error.empty()) trial.outcome = Trial::Outcome::Wrong;
+    } catch (const std::exception &e) {
+      trial.outcome = Trial::Outcome::BuildFailed;
+      trial.error = e.what();
+    }
+    if (trial.outcome == Trial::Outcome::Ok && trial.seconds < result.best_seconds) {
+      result.best = s;
+      result.best_seconds = trial.seconds;
+    }
+    result.trials.push_back(std::move(trial));
+    if (on_trial) on_trial(result.trials.back(), result);
+  }
+  return result;
+}
+
+}  // namespace tessera::compiler::tune

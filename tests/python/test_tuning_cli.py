@@ -1,0 +1,118 @@
+"""The tuner and the kernel cache through the CLI: `tessera run` tunes on first use and is served
+from the cache the second time, in another process; `tessera tune` fills the cache with its table;
+two processes tuning into one file at once lose nothing; a bad cache file never stops a run."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from testpaths import PROGRAMS
+
+CONV = "function (I[N, H, W, C], K[3, 3, C, F], B[F]) -> (O) {\n" \
+       "  T[n, x, y, f : N, H - 2, W - 2, F] = +(I[n, x + i, y + j, c] * K[i, j, c, f]);\n" \
+       "  O = relu(T + B);\n}\n"
+CONV_SPEC = {"inputs": {"I": {"dtype": "float32", "shape": [2, 18, 18, 16]},
+                        "K": {"dtype": "float32", "shape": [3, 3, 16, 32]},
+                        "B": {"dtype": "float32", "shape": [32]}}}
+
+
+@pytest.fixture
+def conv(tmp_path):
+    (tmp_path / "conv.tile").write_text(CONV)
+    (tmp_path / "conv.json").write_text(json.dumps(CONV_SPEC))
+    return tmp_path / "conv.tile", tmp_path / "conv.json"
+
+
+def env_with(tmp_path, policy, cache="cache.db"):
+    return dict(os.environ, TESSERA_TUNE=policy, TESSERA_CACHE=str(tmp_path / cache))
+
+
+def run_stats(tessera, tmp_path, program, spec, env, tag):
+    stats = tmp_path / f"{tag}.json"
+    tessera("run", program, "--spec", spec, "--random", "3", "--out-dir", tmp_path / tag, "--stats", stats, env=env)
+    return json.loads(stats.read_text()), np.load(tmp_path / tag / "O.npy")
+
+
+def test_second_process_is_served_from_the_cache(tessera, tmp_path, conv):
+    program, spec = conv
+    env = env_with(tmp_path, "online")
+    first, out1 = run_stats(tessera, tmp_path, program, spec, env, "first")
+    second, out2 = run_stats(tessera, tmp_path, program, spec, env, "second")
+    assert first["tuning_trials"] > 1 and first["cache_misses"] == first["kernels"] and first["cache_hits"] == 0
+    assert second["tuning_trials"] == 0 and second["cache_hits"] == first["cache_misses"]
+    assert second["cache_misses"] == 0 and second["tune_seconds"] == 0
+    _, want = run_stats(tessera, tmp_path, program, spec, dict(env, TESSERA_DEVICE="interp"), "interp")
+    np.testing.assert_allclose(out1, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out2, want, rtol=1e-4, atol=1e-5)
+
+
+def test_policies_cached_and_off_never_time(tessera, tmp_path, conv):
+    program, spec = conv
+    cached, _ = run_stats(tessera, tmp_path, program, spec, env_with(tmp_path, "cached"), "cached")
+    assert cached["tuning_trials"] == 0 and cached["cache_misses"] == cached["kernels"]
+    off, _ = run_stats(tessera, tmp_path, program, spec, env_with(tmp_path, "off", "other.db"), "off")
+    assert off["tuning_trials"] == 0 and off["cache_hits"] == 0 and off["cache_misses"] == 0
+    assert not (tmp_path / "other.db").exists()  # off never opens the cache
+
+
+def test_unknown_policy_is_an_error(tessera, tmp_path, conv):
+    program, spec = conv
+    proc = tessera("run", program, "--spec", spec, "--random", "1", "--out-dir", tmp_path,
+                   env=env_with(tmp_path, "sometimes"), check=False)
+    assert proc.returncode == 1
+    assert "TESSERA_TUNE must be online, cached or off (it is 'sometimes')" in proc.stderr
+
+
+def test_tune_prints_a_table_and_fills_the_cache(tessera, tmp_path):
+    env = env_with(tmp_path, "off")  # tune tunes whatever the policy says for runs
+    proc = tessera("tune", PROGRAMS / "matmul.tile", "--in", "A=f32[64,96]", "--in", "B=f32[96,80]",
+                   "--trials", "4", env=env)
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:6] == ["kernel", "from", "trials", "untuned", "ms", "tuned"]
+    row = lines[1].split()
+    assert row[0] == "C" and row[1] == "tuned" and int(row[2]) == 4
+    assert "1 kernels on cpu: 1 tuned (4 trials), 0 from the cache" in proc.stdout
+    assert "tuning kernel 1 of 1: C" in proc.stderr  # plain progress lines when not on a terminal
+    listed = json.loads(tessera("cache", "list", "--json", env=env).stdout)
+    entries = listed["entries"] if isinstance(listed, dict) else listed
+    assert [e["kernel_name"] for e in entries] == ["C"] and entries[0]["trials"] == 4
+    again = tessera("tune", PROGRAMS / "matmul.tile", "--in", "A=f32[64,96]", "--in", "B=f32[96,80]", env=env)
+    assert "1 tuned" not in again.stdout and "1 from the cache" in again.stdout
+
+
+def test_tune_errors(tessera, tmp_path):
+    env = env_with(tmp_path, "off")
+    proc = tessera("tune", PROGRAMS / "matmul.tile", "--in", "Z=f32[2,2]", env=env, check=False)
+    assert proc.returncode == 1 and "--in names 'Z', which is not an input of" in proc.stderr
+    proc = tessera("tune", PROGRAMS / "matmul.tile", "--in", "A=f32[2,x]", env=env, check=False)
+    assert proc.returncode == 1 and "'x' is not a dimension size" in proc.stderr
+    proc = tessera("tune", PROGRAMS / "matmul.tile", "--in", "A=f32[2,3]", "--in", "B=f32[3,2]", "--trials", "0",
+                   env=env, check=False)
+    assert proc.returncode == 1 and "--trials" in proc.stderr
+
+
+def test_two_processes_tuning_into_one_file_lose_nothing(tessera, tmp_path):
+    env = env_with(tmp_path, "off")
+    binary = tessera("--version").args[0]
+    shapes = [("A=f32[32,48]", "B=f32[48,64]"), ("A=f32[40,32]", "B=f32[32,96]")]
+    procs = [subprocess.Popen([binary, "tune", str(PROGRAMS / "matmul.tile"), "--in", a, "--in", b, "--trials", "3"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for a, b in shapes]
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    listed = json.loads(tessera("cache", "list", "--json", env=env).stdout)
+    entries = listed["entries"] if isinstance(listed, dict) else listed
+    assert len(entries) == 2 and all(e["trials"] == 3 for e in entries)
+
+
+def test_a_corrupt_cache_is_set_aside_and_the_run_goes_on(tessera, tmp_path, conv):
+    program, spec = conv
+    (tmp_path / "cache.db").write_bytes(b"this is not a database" * 100)
+    env = env_with(tmp_path, "online")
+    proc = tessera("run", program, "--spec", spec, "--random", "1", "--out-dir", tmp_path / "o", env=env)
+    assert proc.stderr.count("cannot be used") == 1 and "moved aside" in proc.stderr
+    second, _ = run_stats(tessera, tmp_path, program, spec, env, "after")
+    assert second["cache_misses"] == 0 and second["cache_hits"] >= 1 and second["tuning_trials"] == 0

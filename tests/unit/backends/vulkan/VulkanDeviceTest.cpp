@@ -1,0 +1,201 @@
+// The Vulkan backend's error paths (a device lacking float64, GLSL that does not compile, a bad
+// pipeline cache file) and, on a real device (lavapipe in CI; skipped without one), results against
+// hand-computed values and the C library, and the facts `tessera devices` shows.
+#include <gtest/gtest.h>
+#include <vulkan/vulkan.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+
+#include "backends/vulkan/GlslSource.h"
+#include "backends/vulkan/PipelineCacheFile.h"
+#include "backends/vulkan/ShaderCompiler.h"
+#include "backends/vulkan/VulkanDevice.h"
+#include "compiler/Lower.h"
+#include "tile/Parser.h"
+
+namespace tessera::vulkan {
+namespace {
+
+#define REQUIRE_DEVICE() \
+  if (vulkan_device_count() == 0) GTEST_SKIP() << "no Vulkan device on this machine"
+
+tile::BoundProgram bind(const std::string &text, tile::DType dtype, std::vector<int64_t> a, std::vector<int64_t> b = {}) {
+  std::map<std::string, tile::TensorType> types{{"A", {dtype, a}}};
+  if (!b.empty()) types["B"] = {dtype, b};
+  return tile::bind(tile::parse_program(text), types);
+}
+
+const char *kMatmul = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+
+compiler::TargetInfo lavapipe_like() {
+  compiler::TargetInfo t;
+  t.backend = "vulkan";
+  t.cores = 2;
+  t.vector_bits = 32;
+  t.local_memory_bytes = 32 << 10;
+  t.max_workgroup_size = 1024;
+  t.subgroup_size = 8;
+  t.has_fp16 = true;
+  return t;
+}
+
+KernelSource first_kernel(const tile::BoundProgram &p) {
+  auto lowered = compiler::lower(p, lavapipe_like());
+  for (const auto &s : lowered.steps)
+    if (s.kind == compiler::Step::Kind::Kernel) return kernel_source(s.kernel);
+  ADD_FAILURE() << "no kernel";
+  return {};
+}
+
+std::string error_of(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const tile::Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(VulkanFeatures, DeviceWithoutFloat64GivesAClearError) {
+  KernelSource src = first_kernel(bind(kMatmul, tile::DType::Float64, {3, 4}, {4, 5}));
+  EXPECT_TRUE(src.needs.float64);
+  ShaderFeatures has;
+  has.int64 = true;  // every feature but float64
+  has.float16 = has.int16 = has.int8 = true;
+  std::string err = error_of([&] { check_features(src, has, "vulkan:0 (llvmpipe)"); });
+  EXPECT_NE(err.find("vulkan:0 (llvmpipe) has no float64 (shaderFloat64) support: kernel C needs it"), std::string::npos)
+      << err;
+  has.float64 = true;
+  EXPECT_EQ(error_of([&] { check_features(src, has, "vulkan:0 (llvmpipe)"); }), "");
+}
+
+TEST(VulkanFeatures, Float32KernelNeedsNoFloat64) {
+  KernelSource src = first_kernel(bind(kMatmul, tile::DType::Float32, {3, 4}, {4, 5}));
+  EXPECT_FALSE(src.needs.float64);
+  EXPECT_FALSE(src.needs.float16);
+}
+
+TEST(VulkanFeatures, Float16KernelNeedsFloat16) {
+  KernelSource src = first_kernel(bind(kMatmul, tile::DType::Float16, {3, 4}, {4, 5}));
+  EXPECT_TRUE(src.needs.float16);
+  ShaderFeatures has;
+  has.int64 = has.float64 = true;
+  EXPECT_NE(error_of([&] { check_features(src, has, "vulkan:1 (gpu)"); }).find("has no float16"), std::string::npos);
+}
+
+TEST(VulkanGlsl, Float64SineIsAnErrorNotAFloat32Approximation) {
+  std::string err = error_of([] { first_kernel(bind("function (A) -> (B) { B = sin(A); }", tile::DType::Float64, {4})); });
+  EXPECT_NE(err.find("GLSL has no float64 'sin'"), std::string::npos) << err;
+}
+
+TEST(VulkanGlsl, BadGlslShowsShadercLogAndTheSource) {
+  std::string glsl = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {\n  undeclared_thing = 1;\n}\n";
+  std::string err = error_of([&] { compile_glsl(glsl, VK_API_VERSION_1_1, "vulkan:0 (test): kernel K"); });
+  EXPECT_NE(err.find("vulkan:0 (test): kernel K failed to compile (shaderc)"), std::string::npos) << err;
+  EXPECT_NE(err.find("undeclared_thing"), std::string::npos) << err;         // shaderc's log names it
+  EXPECT_NE(err.find("   4    undeclared_thing = 1;"), std::string::npos) << err;  // the numbered source
+}
+
+TEST(VulkanGlsl, GeneratedShaderCompiles) {
+  KernelSource src = first_kernel(bind(kMatmul, tile::DType::Float32, {7, 5}, {5, 9}));
+  EXPECT_FALSE(compile_glsl(src.source, VK_API_VERSION_1_1, "test").empty());
+}
+
+TEST(VulkanPipelineCache, BadFileIsIgnoredWithAWarning) {
+  auto dir = std::filesystem::temp_directory_path() / "tessera-vk-cache-test";
+  std::filesystem::create_directories(dir);
+  uint8_t uuid[16] = {1, 2, 3};
+  std::string path = (dir / "bad.bin").string();
+  std::ofstream(path) << "not a pipeline cache";
+  testing::internal::CaptureStderr();
+  EXPECT_TRUE(read_pipeline_cache(path, 0x10005, 0, uuid).empty());
+  std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_NE(warning.find("warning: ignoring the Vulkan pipeline cache"), std::string::npos) << warning;
+  // A missing file is no warning: the first run has none.
+  testing::internal::CaptureStderr();
+  EXPECT_TRUE(read_pipeline_cache((dir / "missing.bin").string(), 0x10005, 0, uuid).empty());
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  // A header of this device round-trips.
+  std::vector<char> data(sizeof(VkPipelineCacheHeaderVersionOne) + 4, 0);
+  VkPipelineCacheHeaderVersionOne h{sizeof h, VK_PIPELINE_CACHE_HEADER_VERSION_ONE, 0x10005, 7, {}};
+  std::memcpy(h.pipelineCacheUUID, uuid, 16);
+  std::memcpy(data.data(), &h, sizeof h);
+  EXPECT_EQ(write_pipeline_cache(path, data), "");
+  EXPECT_EQ(read_pipeline_cache(path, 0x10005, 7, uuid), data);
+  EXPECT_TRUE(read_pipeline_cache(path, 0x10005, 8, uuid).empty());  // another device
+  std::filesystem::remove_all(dir);
+}
+
+TEST(VulkanPipelineCache, FileSitsNextToTheKernelCache) {
+  uint8_t uuid[16] = {0xab};
+  setenv("TESSERA_CACHE", "/some/dir/kernels.db", 1);
+  EXPECT_EQ(pipeline_cache_path(uuid), "/some/dir/vulkan-pipelines-ab000000000000000000000000000000.bin");
+  unsetenv("TESSERA_CACHE");
+}
+
+TEST(VulkanDevice, MatmulMatchesHandValues) {
+  REQUIRE_DEVICE();
+  auto device = make_vulkan_device(0);
+  auto p = bind(kMatmul, tile::DType::Float32, {33, 17}, {17, 65});
+  HostTensor a(p.type_of("A")), b(p.type_of("B"));
+  for (int64_t i = 0; i < a.elements(); ++i) a.as<float>()[i] = static_cast<float>(i % 7 - 3);
+  for (int64_t i = 0; i < b.elements(); ++i) b.as<float>()[i] = static_cast<float>(i % 5 - 2);
+  auto exe = device->compile(p);
+  for (int run = 0; run < 2; ++run) {  // a second run starts from zeroed outputs again
+    auto out = exe->run({{"A", a}, {"B", b}});
+    const float *c = out.at("C").as<float>();
+    for (int64_t i = 0; i < 33; ++i)
+      for (int64_t j = 0; j < 65; ++j) {
+        float want = 0;
+        for (int64_t k = 0; k < 17; ++k) want += a.as<float>()[i * 17 + k] * b.as<float>()[k * 65 + j];
+        ASSERT_EQ(c[i * 65 + j], want) << i << "," << j;
+      }
+  }
+}
+
+// The float64 functions GLSL lacks, computed by the dialect's helpers, against the C library.
+TEST(VulkanDevice, Float64HelpersMatchTheCLibrary) {
+  REQUIRE_DEVICE();
+  auto device = make_vulkan_device(0);
+  if (device->info().facts.at("fp64") != "yes") GTEST_SKIP() << "no float64 on vulkan:0";
+  auto p = bind("function (A, B) -> (E, L, P, S, C, T) { E = exp(A); L = log(B); P = pow(B, A); S = sinh(A); "
+                "C = cosh(A); T = tanh(A); }",
+                tile::DType::Float64, {64}, {64});
+  HostTensor a(p.type_of("A")), b(p.type_of("B"));
+  for (int i = 0; i < 64; ++i) {
+    a.as<double>()[i] = (i - 32) * 0.37 + 1e-9 * i;
+    b.as<double>()[i] = std::ldexp(1.0 + i / 64.0, i - 40);  // tiny to large
+  }
+  auto out = device->compile(p)->run({{"A", a}, {"B", b}});
+  for (int i = 0; i < 64; ++i) {
+    double x = a.as<double>()[i], y = b.as<double>()[i];
+    auto near = [&](const char *name, double want) {
+      double got = out.at(name).as<double>()[i];
+      EXPECT_NEAR(got, want, 1e-13 * std::abs(want) + 1e-300) << name << " at " << x << ", " << y;
+    };
+    near("E", std::exp(x));
+    near("L", std::log(y));
+    near("P", std::pow(y, x));
+    near("S", std::sinh(x));
+    near("C", std::cosh(x));
+    near("T", std::tanh(x));
+  }
+}
+
+TEST(VulkanDevice, FactsForDevicesListing) {
+  REQUIRE_DEVICE();
+  auto info = make_vulkan_device(0)->info();
+  EXPECT_EQ(info.name, "vulkan:0");
+  EXPECT_EQ(info.backend, "vulkan");
+  for (const char *key : {"vendor", "device", "driver_version", "compute_units", "local_memory_bytes",
+                          "max_workgroup_size", "subgroup_size", "preferred_vector_width_float", "fp16", "fp64"})
+    EXPECT_TRUE(info.facts.count(key)) << key;
+}
+
+}  // namespace
+}  // namespace tessera::vulkan

@@ -1,0 +1,117 @@
+// GPU schedules (GpuCostModel, GpuMapping, the GPU search space) against the interpreter: each
+// lowered kernel, its work-group and work-item loops run in sequence by LoopEval (kernels without
+// barriers mean the same either way), must give interp's outputs. Schedules that stage operands in
+// local memory (barriers) run on an OpenCL device in OpenCLDeviceTest.
+#include <gtest/gtest.h>
+
+#include "compiler/ApplySchedule.h"
+#include "compiler/GpuCostModel.h"
+#include "compiler/tune/GpuSearchSpace.h"
+#include "tests/unit/compiler/MatchInterp.h"
+#include "tile/Parser.h"
+
+namespace tessera::compiler {
+namespace {
+
+using tile::DType;
+
+TargetInfo wide_target() {  // PoCL on an AVX-512 CPU
+  TargetInfo t;
+  t.backend = "opencl";
+  t.cores = 2;
+  t.vector_bits = 512;
+  t.max_workgroup_size = 4096;
+  return t;
+}
+
+TargetInfo simt_target() {  // a GPU: scalar lanes, 1024 work-items per group
+  TargetInfo t;
+  t.backend = "vulkan";
+  t.cores = 16;
+  t.vector_bits = 32;
+  t.max_workgroup_size = 1024;
+  t.local_memory_bytes = 48 << 10;
+  return t;
+}
+
+tile::BoundProgram bind_program(const std::string &text, const std::map<std::string, tile::TensorType> &inputs) {
+  return tile::bind(tile::parse_program(text), inputs);
+}
+
+struct Case {
+  const char *name, *text;
+  std::map<std::string, tile::TensorType> inputs;
+};
+
+const std::vector<Case> &cases() {
+  static const std::vector<Case> c = {
+      {"matmul with partial tiles", "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+       {{"A", {DType::Float32, {37, 9}}}, {"B", {DType::Float32, {9, 48}}}}},
+      {"padded conv", "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 6, 5, D] = +(I[n, x + i - 1, y + j - 1, c] * K[i, j, c, d]); }",
+       {{"I", {DType::Float32, {2, 6, 5, 3}}}, {"K", {DType::Float32, {3, 3, 3, 16}}}}},
+      {"max pool", "function (I[H, W]) -> (O) { O[x, y : 4, 4] = >(I[2 * x + i, 2 * y + j]), i < 2, j < 2; }",
+       {{"I", {DType::Float32, {8, 8}}}}},
+      {"elementwise over four dims", "function (A[P, Q, R, S], B[S]) -> (C) { C = A * B + 1; }",
+       {{"A", {DType::Float32, {3, 2, 5, 32}}}, {"B", {DType::Float32, {32}}}}},
+      {"row sums", "function (A[M, N]) -> (S) { S[i : M] = +(A[i, j]); }", {{"A", {DType::Float32, {13, 40}}}}},
+      {"int64 matmul", "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+       {{"A", {DType::Int64, {5, 4}}}, {"B", {DType::Int64, {4, 24}}}}},
+  };
+  return c;
+}
+
+TEST(GpuMapping, CostModelSchedulesMatchInterp) {
+  for (const TargetInfo &target : {wide_target(), simt_target()})
+    for (const auto &c : cases()) {
+      auto bound = bind_program(c.text, c.inputs);
+      // Staging in local memory needs barriers, which LoopEval's sequential work-items cannot
+      // honour: OpenCLDeviceTest runs those schedules on a device.
+      LowerOptions no_local;
+      no_local.choose = [](const ContractionNest &, const Kernel &, const Schedule &model) {
+        Schedule s = model;
+        s.use_local_memory = false;
+        return s;
+      };
+      auto lowered = lower(bound, target, no_local);
+      for (const auto &step : lowered.steps)
+        EXPECT_FALSE(step.schedule.workgroup.empty()) << c.name << ": " << step.schedule.to_json();
+      test::expect_lowered_matches_interp(bound, lowered, 7, 1e-4, std::string(c.name) + " on " + target.backend);
+    }
+}
+
+TEST(GpuMapping, EveryCandidateOfTheSearchSpaceMatchesInterp) {
+  for (const TargetInfo &target : {wide_target(), simt_target()})
+    for (const auto &c : cases()) {
+      auto bound = bind_program(c.text, c.inputs);
+      std::vector<Schedule> all;
+      LowerOptions collect;
+      collect.choose = [&](const ContractionNest &nest, const Kernel &, const Schedule &model) {
+        all = tune::gpu_candidates(nest, target);
+        EXPECT_EQ(all.at(0), model) << c.name << ": the cost model's choice comes first";
+        return model;
+      };
+      lower(bound, target, collect);
+      ASSERT_FALSE(all.empty()) << c.name;
+      // A spread of candidates (all of them is thousands of LoopEval runs).
+      for (size_t i = 0; i < all.size(); i += std::max<size_t>(1, all.size() / 12)) {
+        if (all[i].use_local_memory) continue;  // barriers: see above
+        LowerOptions pick;
+        pick.choose = [&](const ContractionNest &, const Kernel &, const Schedule &) { return all[i]; };
+        test::expect_lowered_matches_interp(bound, lower(bound, target, pick), 8, 1e-4,
+                                            std::string(c.name) + " candidate " + all[i].to_json());
+      }
+    }
+}
+
+TEST(GpuMapping, WideTargetsGetTallRegisterTilesOfVectors) {
+  auto bound = bind_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+                    {{"A", {DType::Float32, {256, 64}}}, {"B", {DType::Float32, {64, 256}}}});
+  auto lowered = lower(bound, wide_target());
+  const Schedule &s = lowered.steps.at(0).schedule;
+  EXPECT_EQ(s.vector_width, 16);
+  EXPECT_EQ(s.tile_sizes, (std::vector<int64_t>{8, 32, 1}));  // 8 rows x 2 float16 per work-item
+  EXPECT_EQ(s.workgroup, (std::vector<int64_t>{16, 1}));
+}
+
+}  // namespace
+}  // namespace tessera::compiler
