@@ -9,14 +9,6 @@ namespace tessera::compiler {
 
 namespace {
 
-bool free_of_guards(const ContractionNest &n, size_t v) {
-  for (const auto &g : n.guards)
-    if (g.coeffs[v] != 0) return false;
-  for (const auto &d : n.divisibility)
-    if (d.coeffs[v] != 0) return false;
-  return true;
-}
-
 // The index that walks the output contiguously: the last output dimension with extent > 1.
 int contiguous_output(const ContractionNest &n) {
   for (size_t j = n.outputs(); j-- > 0;)
@@ -68,7 +60,7 @@ Schedule choose_schedule(const ContractionNest &whole, const TargetInfo &target)
   // 8-lane vectors where 16 lanes would leave the kernel scalar.
   int width = std::max(1, target.vector_bits / (8 * bytes));
   while (v >= 0 && width > 2 && n.indices[v].extent % width != 0) width /= 2;
-  bool vectorizable = v >= 0 && width > 1 && n.indices[v].extent % width == 0 && free_of_guards(n, v) &&
+  bool vectorizable = v >= 0 && width > 1 && n.indices[v].extent % width == 0 && n.guard_free(v) &&
                       !n.needs_written_flag() && n.acc_type.dtype != tile::DType::Bool;
   if (vectorizable) {
     s.vector_index = v;
@@ -96,7 +88,7 @@ Schedule choose_schedule(const ContractionNest &whole, const TargetInfo &target)
   // Rows: the longest other guard-free output index.
   int row = -1;
   for (size_t j = 0; j < r; ++j)
-    if (static_cast<int>(j) != v && free_of_guards(n, j) && (row < 0 || n.indices[j].extent > n.indices[row].extent))
+    if (static_cast<int>(j) != v && n.guard_free(j) && (row < 0 || n.indices[j].extent > n.indices[row].extent))
       row = static_cast<int>(j);
   if (row >= 0) {
     int max_rows = std::max(1, (registers - vecs - 2) / vecs);
@@ -117,7 +109,7 @@ Schedule choose_schedule(const ContractionNest &whole, const TargetInfo &target)
   // serve up to 20 points (5x4 in 7x7's 5x5 interior, instead of 5 rows).
   int row2 = -1;
   for (size_t j = 0; j < r; ++j)
-    if (static_cast<int>(j) != v && static_cast<int>(j) != row && free_of_guards(n, j) && n.indices[j].extent > 1 &&
+    if (static_cast<int>(j) != v && static_cast<int>(j) != row && n.guard_free(j) && n.indices[j].extent > 1 &&
         (row2 < 0 || n.indices[j].extent > n.indices[row2].extent))
       row2 = static_cast<int>(j);
   int64_t operand = bytes * n.indices[v].extent;

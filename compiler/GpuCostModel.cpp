@@ -38,7 +38,8 @@ bool stageable(const ContractionNest &n) {
 double gpu_schedule_cost(const ContractionNest &n, const Schedule &s, const TargetInfo &target) {
   size_t r = n.outputs();
   bool wide = wide_vector_target(target);
-  int registers = wide ? (target.vector_bits >= 512 ? 32 : 16) : 64;
+  // Scalar registers per invocation: 64, more on Vulkan where the 8x8 tile is the model's choice.
+  int registers = wide ? (target.vector_bits >= 512 ? 32 : 16) : target.backend == "vulkan" ? 96 : 64;
   double points = 1, waste = 1, items = 1;
   int64_t rows = 1, cols = 1;
   for (size_t j = 0; j < r && j < s.tile_sizes.size(); ++j) {
@@ -81,6 +82,7 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const TargetInfo &target)
   }
   bool wide = wide_vector_target(target);
   bool reduces = k > r;
+  bool big_tile = !wide && target.backend == "vulkan";
 
   // The contiguous output index, vectorized with the widest width dividing its extent.
   int v = -1;
@@ -133,6 +135,17 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const TargetInfo &target)
       int64_t t = divisor_in(e, std::max<int64_t>(1, max_rows / 2), max_rows);
       s.tile_sizes[row] = t ? t : std::min(max_rows, e);
     }
+  } else if (big_tile) {
+    // Vulkan: a large scalar register tile per invocation (each loaded value used 8 times), the
+    // work-group spanning the contiguous index alone. Loads decide llvmpipe's speed (it loads
+    // storage buffers lane by lane, uniform or not): 8x8 measured best on lavapipe (SGEMM 1024 with
+    // repeated loads read once: 8x8 0.8-1.2 s, 8x16 1.0, 16x8 1.1, 8x4 1.4, 16x4 1.2, 16x2 2.1, 32x1 3.1).
+    const int64_t rows = 8, cols = 8;
+    if (v >= 0 && free_of_guards(n, v)) s.tile_sizes[v] = std::min<int64_t>(cols, n.indices[v].extent);
+    if (row >= 0) {
+      int64_t e = n.indices[row].extent, t = divisor_in(e, std::max<int64_t>(1, rows / 2), rows);
+      s.tile_sizes[row] = t ? t : std::min(rows, e);
+    }
   } else {
     // SIMT: 4x4 scalar accumulators per work-item.
     if (v >= 0 && free_of_guards(n, v)) s.tile_sizes[v] = std::min<int64_t>(4, n.indices[v].extent);
@@ -151,10 +164,11 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const TargetInfo &target)
   if (d0 >= 0) s.loop_order.push_back(d0);
   for (size_t j = r; j < k; ++j) s.loop_order.push_back(static_cast<int>(j));
   if (wide) s.workgroup = {std::min<int64_t>(16, max_items), 1};
+  else if (big_tile) s.workgroup = {std::min<int64_t>(64, max_items), 1};
   else s.workgroup = {std::min<int64_t>(16, max_items), std::min<int64_t>(16, std::max<int64_t>(1, max_items / 16))};
   // SIMT GPUs stage operand tiles in local memory (chunks of up to 16 reduction steps of both
   // operands' block tiles) when the nest allows it (GpuMapping.h) and they fit.
-  if (!wide && stageable(n)) {
+  if (!wide && !big_tile && stageable(n)) {
     int64_t block = 0;
     for (int j : {d0, d1})
       if (j >= 0) block += s.tile_sizes[j] * (j == d0 ? s.workgroup[0] : s.workgroup[1]);

@@ -15,6 +15,14 @@ size_t ContractionNest::outputs() const {
   return n;
 }
 
+bool ContractionNest::guard_free(size_t j) const {
+  for (const auto &g : guards)
+    if (g.coeffs[j] != 0) return false;
+  for (const auto &d : divisibility)
+    if (d.coeffs[j] != 0) return false;
+  return true;
+}
+
 bool ContractionNest::needs_written_flag() const {
   bool reduces = indices.size() > outputs();
   bool always_written = !empty && guards.empty() && divisibility.empty();

@@ -40,6 +40,9 @@ struct ContractionNest {
   size_t outputs() const;
   /// Whether an element can be unwritten and its unwritten value differs from the identity.
   bool needs_written_flag() const;
+  /// Whether no guard or divisibility condition involves index `j` (it can be tiled and
+  /// vectorized freely).
+  bool guard_free(size_t j) const;
 };
 
 inline constexpr const char *kAccName = "#acc";

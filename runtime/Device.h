@@ -91,10 +91,11 @@ class Executable {
   /// Kernels this executable launches per run.
   virtual int kernel_count() const = 0;
   /// What compiling it did (schedules' origins, cache hits, tuning); empty on devices that don't tune.
-  virtual const CompileReport &report() const {
-    static const CompileReport none;
-    return none;
-  }
+  const CompileReport &report() const { return report_; }
+  void set_report(CompileReport report) { report_ = std::move(report); }
+
+ private:
+  CompileReport report_;
 };
 
 class Device {

@@ -67,6 +67,18 @@ ScheduleSelector::ScheduleSelector(const DeviceInfo &device, const compiler::Tar
 
 ScheduleSelector::~ScheduleSelector() = default;
 
+void ScheduleSelector::count_kernels(const tile::BoundProgram &program) {
+  if (!options_.progress || !may_tune()) return;
+  int n = 0;
+  compiler::LowerOptions count;
+  count.choose = [&](const compiler::ContractionNest &, const compiler::Kernel &, const compiler::Schedule &model) {
+    ++n;
+    return model;
+  };
+  compiler::lower(program, target_, count);
+  kernels_ = n;
+}
+
 compiler::LowerOptions ScheduleSelector::lower_options() {
   compiler::LowerOptions o;
   o.choose = [this](const compiler::ContractionNest &n, const compiler::Kernel &k, const compiler::Schedule &s) {
@@ -173,6 +185,20 @@ compiler::Schedule ScheduleSelector::tune(const compiler::ContractionNest &nest,
     }
   }
   return result.best;
+}
+
+std::unique_ptr<Executable> compile_with_schedules(
+    const tile::BoundProgram &program, const DeviceInfo &device, const compiler::TargetInfo &target,
+    compiler::tune::KernelBench *bench, const CompileOptions &options,
+    const std::function<std::unique_ptr<Executable>(compiler::LoweredProgram, ScheduleSelector &)> &build) {
+  const auto start = Clock::now();
+  ScheduleSelector selector(device, target, bench, options);
+  selector.count_kernels(program);
+  auto exe = build(compiler::lower(program, target, selector.lower_options()), selector);
+  CompileReport report = std::move(selector.report());
+  report.compile_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  exe->set_report(std::move(report));
+  return exe;
 }
 
 }  // namespace tessera

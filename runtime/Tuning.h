@@ -3,6 +3,7 @@
 // same canonical text) are tuned once per process even without a cache file.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,8 +47,9 @@ class ScheduleSelector {
   const std::string &fingerprint() const { return fingerprint_; }
   /// Whether kernels the cache lacks will be timed (policy online with a bench).
   bool may_tune() const { return policy_ == TunePolicy::Online && bench_; }
-  /// How many kernels the compile will ask for: the `count` of progress reports.
-  void set_kernel_count(int kernels) { kernels_ = kernels; }
+  /// Counts the kernels lowering `program` will schedule (a lowering that only counts), for the
+  /// `count` of progress reports; does nothing unless there is a progress callback and tuning.
+  void count_kernels(const tile::BoundProgram &program);
 
  private:
   compiler::Schedule tune(const compiler::ContractionNest &nest, const compiler::Kernel &kernel,
@@ -64,5 +66,13 @@ class ScheduleSelector {
   CompileReport report_;
   int kernels_ = 0, index_ = 0;
 };
+
+/// How every tuning device compiles: lowers `program` for `target` with each kernel's schedule from
+/// a ScheduleSelector (cache, tuner on `bench`, cost model), builds the executable with
+/// `build(lowered, selector)` and gives it the compile report, the whole compile time included.
+std::unique_ptr<Executable> compile_with_schedules(
+    const tile::BoundProgram &program, const DeviceInfo &device, const compiler::TargetInfo &target,
+    compiler::tune::KernelBench *bench, const CompileOptions &options,
+    const std::function<std::unique_ptr<Executable>(compiler::LoweredProgram, ScheduleSelector &)> &build);
 
 }  // namespace tessera

@@ -63,8 +63,6 @@ class CpuExecutable : public Executable {
   }
 
   int kernel_count() const override { return static_cast<int>(lowered_.steps.size()); }
-  const CompileReport &report() const override { return report_; }
-  void set_report(CompileReport report) { report_ = std::move(report); }
 
   TensorMap run(const TensorMap &inputs) override {
     std::map<std::string, std::byte *> where;
@@ -183,7 +181,6 @@ class CpuExecutable : public Executable {
   std::vector<std::vector<std::string>> zero_before_;
   llvm_backend::BufferPlan plan_;
   std::unique_ptr<std::byte, AlignedFree> arena_;
-  CompileReport report_;
 };
 
 std::string join(const std::vector<std::string> &v, const char *sep) {
@@ -191,18 +188,6 @@ std::string join(const std::vector<std::string> &v, const char *sep) {
   for (const auto &x : v)
     s += (s.empty() ? "" : sep) + x;
   return s;
-}
-
-/// How many kernels lowering will schedule (for tuning progress): a lowering that only counts.
-int scheduled_kernels(const tile::BoundProgram &program, const compiler::TargetInfo &target) {
-  int n = 0;
-  compiler::LowerOptions count;
-  count.choose = [&](const compiler::ContractionNest &, const compiler::Kernel &, const compiler::Schedule &model) {
-    ++n;
-    return model;
-  };
-  compiler::lower(program, target, count);
-  return n;
 }
 
 /// The kernel cache's binaries as the JIT's object store (none without a cache). A cache that fails
@@ -245,17 +230,12 @@ class CpuDevice : public Device {
     return d;
   }
   std::unique_ptr<Executable> compile(const tile::BoundProgram &program, const CompileOptions &options) override {
-    const auto start = std::chrono::steady_clock::now();
-    const auto target = llvm_backend::host_target();
     CpuKernelBench bench;
-    ScheduleSelector selector(info(), target, &bench, options);
-    if (options.progress && selector.may_tune()) selector.set_kernel_count(scheduled_kernels(program, target));
-    auto lowered = compiler::lower(program, target, selector.lower_options());
-    auto exe = std::make_unique<CpuExecutable>(program, std::move(lowered), object_store(selector).get());
-    CompileReport report = std::move(selector.report());
-    report.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    exe->set_report(std::move(report));
-    return exe;
+    return compile_with_schedules(program, info(), llvm_backend::host_target(), &bench, options,
+                                  [&](compiler::LoweredProgram lowered, ScheduleSelector &selector) {
+                                    return std::make_unique<CpuExecutable>(program, std::move(lowered),
+                                                                           object_store(selector).get());
+                                  });
   }
   std::string source(const tile::BoundProgram &program) override {
     return emit_source(compiler::lower(program, llvm_backend::host_target()));

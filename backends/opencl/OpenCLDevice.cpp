@@ -9,7 +9,7 @@
 #include <mutex>
 #include <set>
 
-#include "backends/interp/InterpDevice.h"
+#include "backends/clike/ProgramRun.h"
 #include "backends/opencl/ClContext.h"
 #include "backends/opencl/OpenCLKernelBench.h"
 #include "backends/opencl/OpenCLSource.h"
@@ -46,7 +46,6 @@ class OpenCLExecutable : public Executable {
   OpenCLExecutable(ClDevice &d, tile::BoundProgram program, compiler::LoweredProgram lowered, KernelCache *cache,
                    const std::string &fingerprint)
       : d_(d), program_(std::move(program)), lowered_(std::move(lowered)) {
-    for (const auto &s : program_.statements) statements_[s.output] = &s;
     cl_int err = CL_SUCCESS;
     for (const auto &b : lowered_.buffers) {
       size_t bytes = std::max<size_t>(8, b.elements * tile::dtype_size(b.dtype));
@@ -86,25 +85,10 @@ class OpenCLExecutable : public Executable {
   }
 
   int kernel_count() const override { return static_cast<int>(lowered_.steps.size()); }
-  const CompileReport &report() const override { return report_; }
-  void set_report(CompileReport report) { report_ = std::move(report); }
 
   TensorMap run(const TensorMap &inputs) override {
     std::lock_guard<std::mutex> lock(run_mutex_);
-    std::set<std::string> input_names;
-    for (const auto &[name, type] : program_.inputs) {
-      input_names.insert(name);
-      auto it = inputs.find(name);
-      if (it == inputs.end()) throw tile::Error("error: no value for input '" + name + "'");
-      if (it->second.type() != type)
-        throw tile::Error("error: input '" + name + "' is " + it->second.type().str() +
-                          " but the program was compiled for " + type.str());
-      auto m = mems_.find(name);
-      if (m != mems_.end() && it->second.bytes() > 0)
-        check(clEnqueueWriteBuffer(d_.queue, m->second.mem, CL_FALSE, 0, it->second.bytes(), it->second.data(), 0,
-                                   nullptr, nullptr),
-              d_.name() + ": clEnqueueWriteBuffer");
-    }
+    clike::write_inputs(program_, inputs, io_);
     // Tile's unwritten elements are 0: outputs and temporaries start zeroed on every run.
     for (auto &[name, m] : mems_) {
       if (m.role == compiler::BufferInfo::Role::Input) continue;
@@ -115,21 +99,12 @@ class OpenCLExecutable : public Executable {
     for (size_t i = 0; i < lowered_.steps.size(); ++i) {
       const auto &step = lowered_.steps[i];
       if (step.kind == compiler::Step::Kind::Host) {
-        run_host(step.host_statement);
+        clike::run_host_step(program_, step.host_statement, io_);
         continue;
       }
       enqueue(d_, launches_[i].kernel, launches_[i].launch, step.kernel.name);
     }
-    TensorMap out;
-    for (const auto &[name, type] : program_.outputs) {
-      if (input_names.count(name)) {
-        out[name] = inputs.at(name);
-        continue;
-      }
-      HostTensor t(type);
-      read(name, t);
-      out[name] = std::move(t);
-    }
+    TensorMap out = clike::read_outputs(program_, inputs, io_);
     check(clFinish(d_.queue), d_.name() + ": clFinish");
     return out;
   }
@@ -145,37 +120,29 @@ class OpenCLExecutable : public Executable {
     clike::GpuLaunch launch;
   };
 
-  void read(const std::string &name, HostTensor &t) {
-    if (t.bytes() == 0) return;
-    check(clEnqueueReadBuffer(d_.queue, mems_.at(name).mem, CL_TRUE, 0, t.bytes(), t.data(), 0, nullptr, nullptr),
-          d_.name() + ": clEnqueueReadBuffer of " + name);
-  }
-
-  // A statement the compiler left to the host: evaluated by the interpreter on the tensors it
-  // reads (read back from the device), its result written to its buffer.
-  void run_host(const std::string &name) {
-    const auto &st = *statements_.at(name);
-    TensorMap env;
-    for (const auto &r : statement_reads(program_, st)) {
-      HostTensor t(program_.type_of(r));
-      read(r, t);
-      env[r] = std::move(t);
-    }
-    HostTensor v = evaluate_statement(program_, st, env);
-    TESSERA_INTERNAL_ASSERT(v.type() == st.type, "host statement " + name + " has type " + v.type().str());
-    if (v.bytes() > 0)
-      check(clEnqueueWriteBuffer(d_.queue, mems_.at(name).mem, CL_TRUE, 0, v.bytes(), v.data(), 0, nullptr, nullptr),
+  // Whole-tensor transfers, blocking (a host step's result is a temporary).
+  clike::BufferIO make_io() {
+    clike::BufferIO io;
+    io.write = [this](const std::string &name, const HostTensor &t) {
+      auto m = mems_.find(name);
+      if (m == mems_.end()) return;  // an input no kernel reads
+      check(clEnqueueWriteBuffer(d_.queue, m->second.mem, CL_TRUE, 0, t.bytes(), t.data(), 0, nullptr, nullptr),
             d_.name() + ": clEnqueueWriteBuffer of " + name);
+    };
+    io.read = [this](const std::string &name, HostTensor &t) {
+      check(clEnqueueReadBuffer(d_.queue, mems_.at(name).mem, CL_TRUE, 0, t.bytes(), t.data(), 0, nullptr, nullptr),
+            d_.name() + ": clEnqueueReadBuffer of " + name);
+    };
+    return io;
   }
 
   ClDevice &d_;
   tile::BoundProgram program_;
   compiler::LoweredProgram lowered_;
-  std::map<std::string, const tile::BoundStatement *> statements_;
   std::map<std::string, Mem> mems_;
   std::vector<Launch> launches_;
+  clike::BufferIO io_ = make_io();
   std::mutex run_mutex_;
-  CompileReport report_;
 };
 
 class OpenCLDevice : public Device {
@@ -185,19 +152,14 @@ class OpenCLDevice : public Device {
     return {d_.name(), "opencl", opencl_device_description(d_.index), d_.facts};
   }
   std::unique_ptr<Executable> compile(const tile::BoundProgram &program, const CompileOptions &options) override {
-    const auto start = std::chrono::steady_clock::now();
-    const auto target = target_of(d_);
     std::string cache_path = options.cache_path ? *options.cache_path : KernelCache::default_path();
-    // Schedules: the kernel cache's, else (TESSERA_TUNE online) timed on this device, else the cost model's.
     auto bench = opencl::make_kernel_bench(d_.index, cache_path);
-    ScheduleSelector selector(info(), target, bench.get(), options);
-    auto lowered = compiler::lower(program, target, selector.lower_options());
-    auto exe = std::make_unique<OpenCLExecutable>(d_, program, std::move(lowered), binary_cache(cache_path),
-                                                  device_fingerprint(info()));
-    CompileReport report = std::move(selector.report());
-    report.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    exe->set_report(std::move(report));
-    return exe;
+    return compile_with_schedules(program, info(), target_of(d_), bench.get(), options,
+                                  [&](compiler::LoweredProgram lowered, ScheduleSelector &) {
+                                    return std::make_unique<OpenCLExecutable>(d_, program, std::move(lowered),
+                                                                              binary_cache(cache_path),
+                                                                              device_fingerprint(info()));
+                                  });
   }
   std::string source(const tile::BoundProgram &program) override {
     std::string out;

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "backends/clike/CLikePrinter.h"
+#include "compiler/NarrowIndices.h"
 
 namespace tessera::opencl {
 
@@ -131,7 +132,10 @@ class OpenCLDialect : public clike::Dialect {
 
 }  // namespace
 
-KernelSource kernel_source(const compiler::Kernel &k) {
+KernelSource kernel_source(const compiler::Kernel &original) {
+  // 32-bit index arithmetic where it provably fits: 64-bit integers are emulated or split on GPUs
+  // and halve llvmpipe's speed.
+  const compiler::Kernel k = compiler::narrow_indices(original);
   OpenCLDialect dialect;
   clike::CLikePrinter printer(dialect, k.params);
   KernelSource ks;

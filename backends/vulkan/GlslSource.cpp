@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "backends/clike/CLikePrinter.h"
+#include "backends/clike/HoistLoads.h"
+#include "compiler/NarrowIndices.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::vulkan {
@@ -266,7 +268,14 @@ bool uses(const std::string &text, const std::string &word) {
 
 }  // namespace
 
-KernelSource kernel_source(const compiler::Kernel &k) {
+KernelSource kernel_source(const compiler::Kernel &original) {
+  // 32-bit index arithmetic where it provably fits: 64-bit integers are emulated or split on GPUs
+  // and halve llvmpipe's speed. Repeated loads read once (llvmpipe loads lane by lane).
+  compiler::Kernel k = compiler::narrow_indices(original);
+  std::set<std::string> read_only;
+  for (const auto &p : k.params)
+    if (!p.is_output) read_only.insert(p.name);
+  k.body = clike::hoist_loads(k.body, read_only);
   GlslDialect dialect;
   clike::CLikePrinter printer(dialect, k.params);
   KernelSource ks;

@@ -1,33 +1,27 @@
 #include "backends/vulkan/VulkanDevice.h"
 
-#include <algorithm>
-#include <array>
-#include <cstring>
-#include <limits>
-#include <set>
+#include <chrono>
 
-#include "backends/interp/InterpDevice.h"
 #include "backends/vulkan/GlslSource.h"
 #include "backends/vulkan/VulkanContext.h"
+#include "backends/vulkan/VulkanExecutable.h"
+#include "backends/vulkan/VulkanKernelBench.h"
 #include "compiler/Lower.h"
-#include "tile/Diagnostics.h"
+#include "runtime/Tuning.h"
 
 namespace tessera {
 
 namespace {
 
-using vulkan::check;
 using vulkan::Gpu;
 
 compiler::TargetInfo target_of(const Gpu &g) {
   compiler::TargetInfo t;
   t.backend = "vulkan";
   t.cores = g.cores;
-  // The invocations are the SIMD lanes (lavapipe's too): one float each. Measured on lavapipe,
-  // SGEMM 1024 runs 4-7x faster under the cost model's wide-vector schedules (512 bits: each
-  // invocation a tall register tile printed lane by lane), but elementwise kernels then inline
-  // every helper 16-32 times and llvmpipe takes minutes to compile them: not worth it until the
-  // GPU schedule can size register tiles for contractions alone.
+  // The invocations are the SIMD lanes (lavapipe's too): one float each. Wide-vector schedules
+  // made elementwise kernels inline every helper 16-32 times (llvmpipe took minutes to compile
+  // them); contractions get their tall register tiles from the GPU cost model instead.
   t.vector_bits = 32;
   t.local_memory_bytes = g.props.limits.maxComputeSharedMemorySize;
   t.max_workgroup_size = static_cast<int>(g.props.limits.maxComputeWorkGroupInvocations);
@@ -37,325 +31,16 @@ compiler::TargetInfo target_of(const Gpu &g) {
   return t;
 }
 
-// Invocations per work-group: 64 (a multiple of every subgroup size), capped by the device, and on
-// a CPU device smaller where that leaves too few work-groups to keep every core busy.
-uint32_t local_size_for(const Gpu &g, int64_t invocations) {
-  const auto &lim = g.props.limits;
-  uint32_t size = std::min({64u, lim.maxComputeWorkGroupInvocations, lim.maxComputeWorkGroupSize[0]});
-  auto groups = [&](uint32_t s) { return (invocations + s - 1) / s; };
-  while (size > g.subgroup_size && groups(size) < 4 * g.cores) size /= 2;
-  return static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(size, invocations)));
-}
-
-class VulkanExecutable : public Executable {
- public:
-  VulkanExecutable(Gpu &g, tile::BoundProgram program, compiler::LoweredProgram lowered)
-      : g_(g), program_(std::move(program)), lowered_(std::move(lowered)) {
-    for (const auto &s : program_.statements) statements_[s.output] = &s;
-    try {
-      build();
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-  ~VulkanExecutable() override { release(); }
-
-  int kernel_count() const override { return static_cast<int>(lowered_.steps.size()); }
-
-  TensorMap run(const TensorMap &inputs) override {
-    std::lock_guard<std::mutex> lock(run_mutex_);
-    std::set<std::string> input_names;
-    for (const auto &[name, type] : program_.inputs) {
-      input_names.insert(name);
-      auto it = inputs.find(name);
-      if (it == inputs.end()) throw tile::Error("error: no value for input '" + name + "'");
-      if (it->second.type() != type)
-        throw tile::Error("error: input '" + name + "' is " + it->second.type().str() +
-                          " but the program was compiled for " + type.str());
-      auto m = mems_.find(name);
-      if (m != mems_.end() && it->second.bytes() > 0) std::memcpy(m->second.mapped, it->second.data(), it->second.bytes());
-    }
-    // Tile's unwritten elements are 0: outputs and temporaries start zeroed on every run.
-    for (auto &[name, m] : mems_)
-      if (m.role != compiler::BufferInfo::Role::Input) std::memset(m.mapped, 0, m.bytes);
-    for (size_t i = 0; i < lowered_.steps.size(); ++i) {
-      const auto &step = lowered_.steps[i];
-      if (step.kind == compiler::Step::Kind::Host) {
-        run_host(step.host_statement);
-        continue;
-      }
-      if (auto it = segment_at_.find(i); it != segment_at_.end()) submit(it->second);
-    }
-    TensorMap out;
-    for (const auto &[name, type] : program_.outputs) {
-      if (input_names.count(name)) {
-        out[name] = inputs.at(name);
-        continue;
-      }
-      HostTensor t(type);
-      read(name, t);
-      out[name] = std::move(t);
-    }
-    return out;
-  }
-
- private:
-  struct Mem {
-    VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    void *mapped = nullptr;
-    size_t bytes = 0;
-    compiler::BufferInfo::Role role;
-  };
-
-  uint32_t memory_type(uint32_t bits) const {
-    // Host-visible, coherent memory (device-local too where there is such: lavapipe, integrated GPUs).
-    VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    int fallback = -1;
-    for (uint32_t i = 0; i < g_.memory.memoryTypeCount; ++i) {
-      if (!(bits & (1u << i)) || (g_.memory.memoryTypes[i].propertyFlags & want) != want) continue;
-      if (g_.memory.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) return i;
-      if (fallback < 0) fallback = static_cast<int>(i);
-    }
-    if (fallback < 0) throw tile::Error("error: " + g_.label() + " has no host-visible coherent memory");
-    return static_cast<uint32_t>(fallback);
-  }
-
-  void allocate(const compiler::BufferInfo &b) {
-    size_t bytes = b.elements * tile::dtype_size(b.dtype);
-    uint64_t range = g_.props.limits.maxStorageBufferRange;
-    if (bytes > range || b.elements > std::numeric_limits<int32_t>::max())
-      throw tile::Error("error: " + g_.label() + ": tensor '" + b.name + "' is " + std::to_string(bytes) +
-                        " bytes, more than one storage buffer can bind on this device (maxStorageBufferRange " +
-                        std::to_string(range) + " bytes)");
-    Mem m;
-    m.bytes = bytes;
-    m.role = b.role;
-    VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bi.size = std::max<size_t>(16, (bytes + 15) / 16 * 16);
-    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
-    bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    check(vkCreateBuffer(g_.device, &bi, nullptr, &m.buffer), g_.name() + ": vkCreateBuffer for " + b.name);
-    mems_[b.name] = m;  // released by release() from here on
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(g_.device, m.buffer, &req);
-    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.allocationSize = req.size;
-    ai.memoryTypeIndex = memory_type(req.memoryTypeBits);
-    check(vkAllocateMemory(g_.device, &ai, nullptr, &mems_[b.name].memory),
-          g_.name() + ": vkAllocateMemory of " + std::to_string(req.size) + " bytes for " + b.name);
-    Mem &mm = mems_[b.name];
-    check(vkBindBufferMemory(g_.device, mm.buffer, mm.memory, 0), g_.name() + ": vkBindBufferMemory");
-    check(vkMapMemory(g_.device, mm.memory, 0, VK_WHOLE_SIZE, 0, &mm.mapped), g_.name() + ": vkMapMemory");
-  }
-
-  struct Dispatch {
-    const vulkan::Pipeline *pipeline;
-    VkDescriptorSet set;
-    uint32_t x, y, z;
-  };
-
-  void build() {
-    for (const auto &b : lowered_.buffers) allocate(b);
-    const auto &lim = g_.props.limits;
-    std::vector<std::pair<size_t, Dispatch>> dispatches;  // step index, what it dispatches
-    uint32_t descriptors = 0;
-    {
-      std::lock_guard<std::recursive_mutex> lock(g_.mutex);
-      for (size_t i = 0; i < lowered_.steps.size(); ++i) {
-        const auto &step = lowered_.steps[i];
-        if (step.kind != compiler::Step::Kind::Kernel) continue;
-        vulkan::KernelSource src = vulkan::kernel_source(step.kernel);
-        vulkan::check_features(src, g_.features, g_.label());
-        const auto &launch = src.launch;
-        uint32_t local = 1;
-        std::array<uint64_t, 3> groups{1, 1, 1};
-        if (launch.dims > 0 && !launch.driver_local) {
-          // The schedule's work-group shape, as it is.
-          if (launch.workgroup_size() > lim.maxComputeWorkGroupInvocations)
-            throw tile::Error("error: " + g_.label() + ": kernel " + step.kernel.name + " has work-groups of " +
-                              std::to_string(launch.workgroup_size()) + " invocations, more than the device's " +
-                              std::to_string(lim.maxComputeWorkGroupInvocations));
-          for (int d = 0; d < 3; ++d) {
-            if (launch.local[d] > lim.maxComputeWorkGroupSize[d] || launch.groups[d] > lim.maxComputeWorkGroupCount[d])
-              throw tile::Error("error: " + g_.label() + ": kernel " + step.kernel.name + " needs " +
-                                std::to_string(launch.groups[d]) + " work-groups of " + std::to_string(launch.local[d]) +
-                                " in dimension " + std::to_string(d) + ", more than the device can dispatch");
-            groups[d] = static_cast<uint64_t>(launch.groups[d]);
-          }
-          if (groups[0] * groups[1] * groups[2] == 0) continue;
-        } else {
-          if (src.invocations <= 0) continue;
-          if (src.invocations > std::numeric_limits<uint32_t>::max())
-            throw tile::Error("error: " + g_.label() + ": kernel " + step.kernel.name + " has " +
-                              std::to_string(src.invocations) + " invocations, more than 2^32");
-          local = local_size_for(g_, src.invocations);
-          uint64_t count = (src.invocations + local - 1) / local;
-          groups[0] = std::min<uint64_t>(count, lim.maxComputeWorkGroupCount[0]);
-          groups[1] = (count + groups[0] - 1) / groups[0];
-          if (groups[1] > lim.maxComputeWorkGroupCount[1])
-            throw tile::Error("error: " + g_.label() + ": kernel " + step.kernel.name + " needs " +
-                              std::to_string(count) + " work-groups, more than the device can dispatch");
-        }
-        const vulkan::Pipeline &p = vulkan::pipeline_for(g_, src, local);
-        dispatches.push_back({i, {&p, VK_NULL_HANDLE, static_cast<uint32_t>(groups[0]), static_cast<uint32_t>(groups[1]),
-                                  static_cast<uint32_t>(groups[2])}});
-        descriptors += static_cast<uint32_t>(step.kernel.params.size());
-      }
-      vulkan::save_pipeline_cache(g_);
-    }
-    if (dispatches.empty()) return;
-
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(1u, descriptors)};
-    VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pi.maxSets = static_cast<uint32_t>(dispatches.size());
-    pi.poolSizeCount = 1;
-    pi.pPoolSizes = &size;
-    check(vkCreateDescriptorPool(g_.device, &pi, nullptr, &pool_), g_.name() + ": vkCreateDescriptorPool");
-    for (auto &[i, d] : dispatches) {
-      VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-      ai.descriptorPool = pool_;
-      ai.descriptorSetCount = 1;
-      ai.pSetLayouts = &d.pipeline->set_layout;
-      check(vkAllocateDescriptorSets(g_.device, &ai, &d.set), g_.name() + ": vkAllocateDescriptorSets");
-      const auto &params = lowered_.steps[i].kernel.params;
-      std::vector<VkDescriptorBufferInfo> infos(params.size());
-      std::vector<VkWriteDescriptorSet> writes(params.size());
-      for (size_t j = 0; j < params.size(); ++j) {
-        auto it = mems_.find(params[j].name);
-        TESSERA_INTERNAL_ASSERT(it != mems_.end(), "kernel uses unknown buffer " + params[j].name);
-        infos[j] = {it->second.buffer, 0, VK_WHOLE_SIZE};
-        writes[j] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-        writes[j].dstSet = d.set;
-        writes[j].dstBinding = static_cast<uint32_t>(j);
-        writes[j].descriptorCount = 1;
-        writes[j].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        writes[j].pBufferInfo = &infos[j];
-      }
-      vkUpdateDescriptorSets(g_.device, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-    }
-
-    // One command buffer per run of kernel steps between host steps, recorded once.
-    size_t next = 0;
-    while (next < dispatches.size()) {
-      size_t first_step = dispatches[next].first, end = next;
-      while (end < dispatches.size()) {
-        bool host_between = false;
-        for (size_t s = dispatches[next].first; s < dispatches[end].first; ++s)
-          host_between |= lowered_.steps[s].kind == compiler::Step::Kind::Host;
-        if (host_between) break;
-        ++end;
-      }
-      VkCommandBuffer cb = VK_NULL_HANDLE;
-      VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-      ai.commandPool = g_.pool;
-      ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-      ai.commandBufferCount = 1;
-      {
-        std::lock_guard<std::recursive_mutex> lock(g_.mutex);  // the pool is shared
-        check(vkAllocateCommandBuffers(g_.device, &ai, &cb), g_.name() + ": vkAllocateCommandBuffers");
-        commands_.push_back(cb);
-        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        check(vkBeginCommandBuffer(cb, &bi), g_.name() + ": vkBeginCommandBuffer");
-        barrier(cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        for (size_t k = next; k < end; ++k) {
-          const Dispatch &d = dispatches[k].second;
-          if (k > next)  // each kernel reads what the ones before it wrote
-            barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-          vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->pipeline);
-          vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->layout, 0, 1, &d.set, 0, nullptr);
-          vkCmdDispatch(cb, d.x, d.y, d.z);
-        }
-        barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                VK_ACCESS_HOST_READ_BIT);
-        check(vkEndCommandBuffer(cb), g_.name() + ": vkEndCommandBuffer");
-      }
-      segment_at_[first_step] = cb;
-      next = end;
-    }
-    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    check(vkCreateFence(g_.device, &fi, nullptr, &fence_), g_.name() + ": vkCreateFence");
-  }
-
-  static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
-                      VkAccessFlags dst) {
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = src;
-    mb.dstAccessMask = dst;
-    vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
-  }
-
-  void submit(VkCommandBuffer cb) {
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cb;
-    {
-      std::lock_guard<std::recursive_mutex> lock(g_.mutex);  // the queue is shared
-      check(vkQueueSubmit(g_.queue, 1, &si, fence_), g_.name() + ": vkQueueSubmit");
-    }
-    check(vkWaitForFences(g_.device, 1, &fence_, VK_TRUE, std::numeric_limits<uint64_t>::max()),
-          g_.name() + ": vkWaitForFences");
-    check(vkResetFences(g_.device, 1, &fence_), g_.name() + ": vkResetFences");
-  }
-
-  void read(const std::string &name, HostTensor &t) {
-    if (t.bytes() > 0) std::memcpy(t.data(), mems_.at(name).mapped, t.bytes());
-  }
-
-  // A statement the compiler left to the host: evaluated by the interpreter on the tensors it
-  // reads, its result written to its buffer (device memory is mapped: no copies to queue).
-  void run_host(const std::string &name) {
-    const auto &st = *statements_.at(name);
-    TensorMap env;
-    for (const auto &r : statement_reads(program_, st)) {
-      HostTensor t(program_.type_of(r));
-      read(r, t);
-      env[r] = std::move(t);
-    }
-    HostTensor v = evaluate_statement(program_, st, env);
-    TESSERA_INTERNAL_ASSERT(v.type() == st.type, "host statement " + name + " has type " + v.type().str());
-    if (v.bytes() > 0) std::memcpy(mems_.at(name).mapped, v.data(), v.bytes());
-  }
-
-  void release() {
-    if (fence_) vkDestroyFence(g_.device, fence_, nullptr);
-    if (!commands_.empty()) {
-      std::lock_guard<std::recursive_mutex> lock(g_.mutex);
-      vkFreeCommandBuffers(g_.device, g_.pool, static_cast<uint32_t>(commands_.size()), commands_.data());
-    }
-    if (pool_) vkDestroyDescriptorPool(g_.device, pool_, nullptr);
-    for (auto &[n, m] : mems_) {
-      if (m.buffer) vkDestroyBuffer(g_.device, m.buffer, nullptr);
-      if (m.memory) vkFreeMemory(g_.device, m.memory, nullptr);
-    }
-    fence_ = VK_NULL_HANDLE;
-    commands_.clear();
-    pool_ = VK_NULL_HANDLE;
-    mems_.clear();
-  }
-
-  Gpu &g_;
-  tile::BoundProgram program_;
-  compiler::LoweredProgram lowered_;
-  std::map<std::string, const tile::BoundStatement *> statements_;
-  std::map<std::string, Mem> mems_;
-  VkDescriptorPool pool_ = VK_NULL_HANDLE;
-  std::vector<VkCommandBuffer> commands_;
-  std::map<size_t, VkCommandBuffer> segment_at_;  // first kernel step of a segment -> its commands
-  VkFence fence_ = VK_NULL_HANDLE;
-  std::mutex run_mutex_;
-};
-
 class VulkanDevice : public Device {
  public:
   explicit VulkanDevice(int index) : g_(vulkan::open_gpu(index)) {}
   DeviceInfo info() const override { return {g_.name(), "vulkan", vulkan_device_description(g_.index), g_.facts}; }
-  std::unique_ptr<Executable> compile(const tile::BoundProgram &program, const CompileOptions &) override {
-    auto lowered = compiler::lower(program, target_of(g_));
-    return std::make_unique<VulkanExecutable>(g_, program, std::move(lowered));
+  std::unique_ptr<Executable> compile(const tile::BoundProgram &program, const CompileOptions &options) override {
+    auto bench = vulkan::make_kernel_bench(g_.index);
+    return compile_with_schedules(program, info(), target_of(g_), bench.get(), options,
+                                  [&](compiler::LoweredProgram lowered, ScheduleSelector &) -> std::unique_ptr<Executable> {
+                                    return vulkan::make_executable(g_, program, std::move(lowered));
+                                  });
   }
   std::string source(const tile::BoundProgram &program) override {
     std::string out;

@@ -13,19 +13,14 @@
 #include <benchmark/benchmark.h>
 
 #include "backends/Registry.h"
+#include "bench/kernels/RandomMatrix.h"
 #include "tile/Parser.h"
 
 namespace {
 
 using tessera::HostTensor;
 
-HostTensor random_matrix(int64_t n, uint32_t seed) {
-  HostTensor t(tessera::tile::TensorType{tessera::tile::DType::Float32, {n, n}});
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (int64_t i = 0; i < t.elements(); ++i) t.as<float>()[i] = u(rng);
-  return t;
-}
+using tessera::bench::random_matrix;
 
 void BM_Sgemm_Tessera_OpenCL(benchmark::State &state) {
   int64_t n = state.range(0);

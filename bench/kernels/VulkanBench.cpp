@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include "backends/Registry.h"
+#include "bench/kernels/RandomMatrix.h"
 #include "backends/vulkan/VulkanContext.h"
 #include "backends/vulkan/VulkanDevice.h"
 #include "tile/Parser.h"
@@ -15,13 +16,7 @@ namespace {
 
 using tessera::HostTensor;
 
-HostTensor random_matrix(int64_t n, uint32_t seed) {
-  HostTensor t(tessera::tile::TensorType{tessera::tile::DType::Float32, {n, n}});
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (int64_t i = 0; i < t.elements(); ++i) t.as<float>()[i] = u(rng);
-  return t;
-}
+using tessera::bench::random_matrix;
 
 void BM_Sgemm_Vulkan(benchmark::State &state) {
   if (tessera::vulkan_device_count() == 0) return state.SkipWithError("no Vulkan device");
@@ -30,7 +25,9 @@ void BM_Sgemm_Vulkan(benchmark::State &state) {
   auto bound = tessera::tile::bind(program, {{"A", {tessera::tile::DType::Float32, {n, n}}},
                                              {"B", {tessera::tile::DType::Float32, {n, n}}}});
   auto device = tessera::builtin_devices().create("vulkan:0");
-  auto exe = device->compile(bound);
+  tessera::CompileOptions options;
+  options.policy = tessera::TunePolicy::Off;  // the cost model's schedule
+  auto exe = device->compile(bound, options);
   tessera::TensorMap inputs{{"A", random_matrix(n, 1)}, {"B", random_matrix(n, 2)}};
   for (auto _ : state) benchmark::DoNotOptimize(exe->run(inputs));
   state.SetItemsProcessed(static_cast<int64_t>(2.0 * n * n * n) * state.iterations());

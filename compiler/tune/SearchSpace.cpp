@@ -11,14 +11,6 @@ namespace tessera::compiler::tune {
 
 namespace {
 
-bool guard_free(const ContractionNest &n, size_t j) {
-  for (const auto &g : n.guards)
-    if (g.coeffs[j] != 0) return false;
-  for (const auto &d : n.divisibility)
-    if (d.coeffs[j] != 0) return false;
-  return true;
-}
-
 /// The cost model's estimate of a register tile of `rows` x `vecs` vectors: multiply-adds per
 /// load in the inner loop, less the work wasted in partial row tiles, and far less when the
 /// accumulators and operands no longer fit the register file (spills).
@@ -39,7 +31,7 @@ std::vector<Schedule> contraction_candidates(const ContractionNest &interior, co
   int64_t per = n.indices[v].extent / width;
   std::vector<std::pair<double, Schedule>> scored;
   for (size_t row = 0; row < r; ++row) {
-    if (static_cast<int>(row) == v || !guard_free(n, row) || n.indices[row].extent < 2) continue;
+    if (static_cast<int>(row) == v || !n.guard_free(row) || n.indices[row].extent < 2) continue;
     int64_t e = n.indices[row].extent;
     for (int vecs = 1; vecs <= 4; ++vecs) {
       if (per % vecs != 0) continue;

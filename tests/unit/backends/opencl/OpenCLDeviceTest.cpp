@@ -13,6 +13,7 @@
 #include "compiler/Lower.h"
 #include "runtime/KernelCache.h"
 #include "runtime/Tuning.h"
+#include "tests/unit/backends/GpuTestValues.h"
 #include "tile/Parser.h"
 
 namespace tessera::opencl {
@@ -22,11 +23,6 @@ using compiler::Kernel;
 
 #define REQUIRE_DEVICE() \
   if (opencl_device_count() == 0) GTEST_SKIP() << "no OpenCL device on this machine"
-
-tile::BoundProgram matmul(int64_t m, int64_t k, int64_t n) {
-  auto p = tile::parse_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }");
-  return tile::bind(p, {{"A", {tile::DType::Float32, {m, k}}}, {"B", {tile::DType::Float32, {k, n}}}});
-}
 
 // A wide-vector OpenCL target like PoCL's (what the cost model sees there).
 compiler::TargetInfo pocl_like() {
@@ -39,27 +35,10 @@ compiler::TargetInfo pocl_like() {
   return t;
 }
 
-std::vector<float> values(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> u(-4, 4);  // small integers: every product and sum is exact
-  std::vector<float> v(n);
-  for (auto &x : v) x = static_cast<float>(u(rng));
-  return v;
-}
-
-std::vector<std::byte> bytes_of(const std::vector<float> &v) {
-  std::vector<std::byte> b(v.size() * sizeof(float));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-std::vector<float> hand_matmul(const std::vector<float> &a, const std::vector<float> &b, int64_t m, int64_t k, int64_t n) {
-  std::vector<float> c(m * n, 0);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t r = 0; r < k; ++r) c[i * n + j] += a[i * k + r] * b[r * n + j];
-  return c;
-}
+using tessera::test::bytes_of;
+using tessera::test::hand_matmul;
+using tessera::test::matmul;
+using tessera::test::values;
 
 // Sizes with partial work-groups and partial register tiles (41 rows, 48 columns: 3 float16).
 TEST(OpenCLKernelBench, GpuScheduledMatmulMatchesHandComputation) {

@@ -15,6 +15,7 @@
 #include "backends/vulkan/PipelineCacheFile.h"
 #include "backends/vulkan/ShaderCompiler.h"
 #include "backends/vulkan/VulkanDevice.h"
+#include "tests/unit/backends/vulkan/LavapipeLike.h"
 #include "compiler/Lower.h"
 #include "tile/Parser.h"
 
@@ -32,17 +33,7 @@ tile::BoundProgram bind(const std::string &text, tile::DType dtype, std::vector<
 
 const char *kMatmul = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
 
-compiler::TargetInfo lavapipe_like() {
-  compiler::TargetInfo t;
-  t.backend = "vulkan";
-  t.cores = 2;
-  t.vector_bits = 32;
-  t.local_memory_bytes = 32 << 10;
-  t.max_workgroup_size = 1024;
-  t.subgroup_size = 8;
-  t.has_fp16 = true;
-  return t;
-}
+using test::lavapipe_like;
 
 KernelSource first_kernel(const tile::BoundProgram &p) {
   auto lowered = compiler::lower(p, lavapipe_like());
