@@ -103,29 +103,6 @@ Schedule choose_schedule(const ContractionNest &whole, const TargetInfo &target)
     if (best * 2 <= max_rows && e > max_rows) best = std::min<int64_t>(max_rows, 6);
     s.tile_sizes[row] = best;
   }
-  // A small padded image under a long reduction whose panel operand is over apply_schedule's
-  // panel budget (ResNet's 3x3 on 7x7x512): every region then reads one shared panel per vector
-  // tile; a two-dimensional tile of points with one vector each lets every panel vector loaded
-  // serve up to 20 points (5x4 in 7x7's 5x5 interior, instead of 5 rows).
-  int row2 = -1;
-  for (size_t j = 0; j < r; ++j)
-    if (static_cast<int>(j) != v && static_cast<int>(j) != row && n.guard_free(j) && n.indices[j].extent > 1 &&
-        (row2 < 0 || n.indices[j].extent > n.indices[row2].extent))
-      row2 = static_cast<int>(j);
-  int64_t operand = bytes * n.indices[v].extent;
-  for (size_t j = r; j < k; ++j) operand *= n.indices[j].extent;
-  constexpr int64_t kPanelBudget = 1 << 20;  // apply_schedule's limit on one packed panel
-  // At most 20 points: each point's broadcast operand is an L1 stream of its own, and with
-  // channels a power of two apart the streams alias to few L1 sets (the 25 of 7x7x512's 5x5
-  // interior fall into two sets of a 12-way L1 and thrash). apply_schedule peels the partial tiles.
-  constexpr int64_t kMaxStreams = 20;
-  if (row >= 0 && row2 >= 0 && !whole.guards.empty() && operand > kPanelBudget &&
-      n.indices[row].extent <= kMaxStreams / 2 && n.indices[row2].extent >= 2) {
-    s.tile_sizes[v] = width;
-    s.unroll = 1;
-    s.tile_sizes[row] = n.indices[row].extent;
-    s.tile_sizes[row2] = std::min<int64_t>(n.indices[row2].extent, kMaxStreams / n.indices[row].extent);
-  }
   // Loop order: the vector tile loop outermost (a B panel stays in L2 while all row tiles pass),
   // then the other outputs, the reduction indices, innermost the point loops.
   s.loop_order.clear();
