@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/GpuMapping.h"
+#include "compiler/IRBuild.h"
 #include "compiler/IRMutator.h"
 #include "compiler/IRVisitor.h"
 #include "compiler/Simplify.h"
@@ -20,11 +21,8 @@ namespace tessera::compiler {
 
 namespace {
 
-using Op = Binary::Op;
+using namespace ir_build;  // NOLINT: imm, var, bin, Op
 
-Expr imm(int64_t v) { return IntImm::make(v); }
-Expr var(const std::string &n) { return Var::make(Type::i64(), n); }
-Expr bin(Op op, Expr a, Expr b) { return Binary::make(op, std::move(a), std::move(b)); }
 Expr conj(Expr a, Expr b) { return a ? bin(Op::And, a, b) : b; }
 
 Expr convert(Expr e, Type t) {

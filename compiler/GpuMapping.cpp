@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "compiler/IRBuild.h"
 #include "compiler/IRMutator.h"
 #include "compiler/IRVisitor.h"
 #include "compiler/Simplify.h"
@@ -15,11 +16,8 @@ namespace tessera::compiler {
 
 namespace {
 
-using Op = Binary::Op;
+using namespace ir_build;  // NOLINT: imm, var, bin, Op
 
-Expr imm(int64_t v) { return IntImm::make(v); }
-Expr var(const std::string &n) { return Var::make(Type::i64(), n); }
-Expr bin(Op op, Expr a, Expr b) { return Binary::make(op, std::move(a), std::move(b)); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Names the frame binds to built-in ids; '#' keeps them apart from any Tile index name.

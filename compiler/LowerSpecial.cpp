@@ -1,5 +1,6 @@
 #include "compiler/LowerSpecial.h"
 
+#include "compiler/IRBuild.h"
 #include "compiler/LowerElementwise.h"
 #include "compiler/Simplify.h"
 
@@ -7,12 +8,10 @@ namespace tessera::compiler {
 
 namespace {
 
-using Op = Binary::Op;
+using namespace ir_build;  // NOLINT: imm, var, bin, Op
 using tile::Intrinsic;
 
 Type scalar(tile::DType t) { return Type{t, 1}; }
-Expr imm(int64_t v) { return IntImm::make(v); }
-Expr var(const std::string &n) { return Var::make(Type::i64(), n); }
 
 // Loops i0..i{n-1} over `shape` around body(coords).
 template <typename F>

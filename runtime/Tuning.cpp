@@ -1,5 +1,6 @@
 #include "runtime/Tuning.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -67,18 +68,6 @@ ScheduleSelector::ScheduleSelector(const DeviceInfo &device, const compiler::Tar
 
 ScheduleSelector::~ScheduleSelector() = default;
 
-void ScheduleSelector::count_kernels(const tile::BoundProgram &program) {
-  if (!options_.progress || !may_tune()) return;
-  int n = 0;
-  compiler::LowerOptions count;
-  count.choose = [&](const compiler::ContractionNest &, const compiler::Kernel &, const compiler::Schedule &model) {
-    ++n;
-    return model;
-  };
-  compiler::lower(program, target_, count);
-  kernels_ = n;
-}
-
 compiler::LowerOptions ScheduleSelector::lower_options() {
   compiler::LowerOptions o;
   o.choose = [this](const compiler::ContractionNest &n, const compiler::Kernel &k, const compiler::Schedule &s) {
@@ -132,7 +121,7 @@ compiler::Schedule ScheduleSelector::choose(const compiler::ContractionNest &nes
   ++report_.cache_misses;
   compiler::Schedule chosen = model;
   bool over_total = options_.total_seconds > 0 && report_.tune_seconds >= options_.total_seconds;
-  if (policy_ == TunePolicy::Online && bench_ && !over_total) chosen = tune(nest, kernel, model, text, entry);
+  if (policy_ == TunePolicy::Online && bench_ && !over_total) chosen = tune(nest, kernel, model, key, memo_key, entry);
   report_.kernels.push_back(entry);
   return chosen;
 }
@@ -147,12 +136,21 @@ std::optional<CacheEntry> ScheduleSelector::find(const CacheKey &key) {
 }
 
 compiler::Schedule ScheduleSelector::tune(const compiler::ContractionNest &nest, const compiler::Kernel &kernel,
-                                          const compiler::Schedule &model, const std::string &text,
-                                          KernelReport &entry) {
+                                          const compiler::Schedule &model, const CacheKey &key,
+                                          const std::string &memo_key, KernelReport &entry) {
+  if (options_.progress && kernels_ < 0 && program_) {
+    kernels_ = 0;
+    compiler::LowerOptions count;
+    count.choose = [&](const compiler::ContractionNest &, const compiler::Kernel &, const compiler::Schedule &m) {
+      ++kernels_;
+      return m;
+    };
+    compiler::lower(*program_, target_, count);
+  }
   const auto start = Clock::now();
   auto on_trial = [&](const compiler::tune::Trial &t, const compiler::tune::TuneResult &so_far) {
     if (!options_.progress) return;
-    TuneProgress p{index_, kernels_, kernel.name, &t, &so_far};
+    TuneProgress p{index_, std::max(kernels_, index_), kernel.name, &t, &so_far};
     options_.progress(p);
   };
   auto result = compiler::tune::tune_kernel(nest, kernel, model, target_, *bench_,
@@ -167,7 +165,7 @@ compiler::Schedule ScheduleSelector::tune(const compiler::ContractionNest &nest,
   entry.schedule = result.best.to_json();
   {
     std::lock_guard<std::mutex> lock(settled().mutex);
-    settled().by_key[fingerprint_ + "\n" + TESSERA_VERSION + "\n" + text] = result.best;
+    settled().by_key[memo_key] = result.best;
   }
   if (cache_) {
     CacheEntry e;
@@ -178,7 +176,7 @@ compiler::Schedule ScheduleSelector::tune(const compiler::ContractionNest &nest,
     e.trials = entry.trials;
     e.flops = entry.flops;
     try {
-      cache_->store({text, fingerprint_, TESSERA_VERSION}, e);
+      cache_->store(key, e);
     } catch (const std::exception &err) {
       std::cerr << "tessera: warning: could not store a tuned schedule in " << cache_->path() << ": " << err.what()
                 << "\n";

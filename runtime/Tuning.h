@@ -47,13 +47,15 @@ class ScheduleSelector {
   const std::string &fingerprint() const { return fingerprint_; }
   /// Whether kernels the cache lacks will be timed (policy online with a bench).
   bool may_tune() const { return policy_ == TunePolicy::Online && bench_; }
-  /// Counts the kernels lowering `program` will schedule (a lowering that only counts), for the
-  /// `count` of progress reports; does nothing unless there is a progress callback and tuning.
-  void count_kernels(const tile::BoundProgram &program);
+  /// The program being compiled: when a kernel is first tuned with a progress callback, a
+  /// lowering that only counts gives the `count` of progress reports (a compile served entirely
+  /// from the cache never pays for it). `program` must outlive the compile.
+  void count_kernels(const tile::BoundProgram &program) { program_ = &program; }
 
  private:
   compiler::Schedule tune(const compiler::ContractionNest &nest, const compiler::Kernel &kernel,
-                          const compiler::Schedule &model, const std::string &text, KernelReport &entry);
+                          const compiler::Schedule &model, const CacheKey &key, const std::string &memo_key,
+                          KernelReport &entry);
   /// The cache's entry for `key`; a cache that fails to answer is reported and treated as a miss.
   std::optional<CacheEntry> find(const CacheKey &key);
 
@@ -64,7 +66,8 @@ class ScheduleSelector {
   TunePolicy policy_;
   std::unique_ptr<KernelCache> cache_;
   CompileReport report_;
-  int kernels_ = 0, index_ = 0;
+  const tile::BoundProgram *program_ = nullptr;
+  int kernels_ = -1, index_ = 0;  // kernels_: -1 until counted
 };
 
 /// How every tuning device compiles: lowers `program` for `target` with each kernel's schedule from

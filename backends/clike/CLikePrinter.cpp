@@ -520,16 +520,9 @@ void CLikePrinter::store(const compiler::Store &s) {
       line(register_element(id, buf, first) + " = " + cast(scalar(s.value, 0), vt, buf.dtype) + ";");
       return;
     }
-    std::string tmp = "tsr_t" + std::to_string(temps_++);
-    line("{");
-    ++indent_;
-    for (int l = 0; l < lanes; ++l)
-      line("const " + dialect_.compute_type(buf.dtype) + " " + tmp + "_" + std::to_string(l) + " = " +
-           cast(scalar(s.value, l), vt, buf.dtype) + ";");
-    for (int l = 0; l < lanes; ++l)
-      line(register_element(id, buf, constant_element(s.index, l)) + " = " + tmp + "_" + std::to_string(l) + ";");
-    --indent_;
-    line("}");
+    store_lanes(s, buf.dtype, [&](int l, const std::string &v) {
+      return register_element(id, buf, constant_element(s.index, l)) + " = " + v + ";";
+    });
     return;
   }
   if (lanes == 1) {
@@ -541,15 +534,22 @@ void CLikePrinter::store(const compiler::Store &s) {
     line(dialect_.vector_store(id, lanes, scalar(ramp->base, 0), vec(s.value)));
     return;
   }
-  // Lane by lane: every lane's value first, then the stores (lanes may read what others write).
+  store_lanes(s, buf.dtype, [&](int l, const std::string &v) {
+    return dialect_.store(id, buf.dtype, buf.global, scalar(s.index, l), v);
+  });
+}
+
+void CLikePrinter::store_lanes(const compiler::Store &s, DType dtype,
+                               const std::function<std::string(int lane, const std::string &value)> &store_line) {
+  // Every lane's value first, then the stores (lanes may read what others write).
+  int lanes = std::max(s.value->type.lanes, s.index->type.lanes);
   std::string tmp = "tsr_t" + std::to_string(temps_++);
   line("{");
   ++indent_;
   for (int l = 0; l < lanes; ++l)
-    line("const " + dialect_.compute_type(buf.dtype) + " " + tmp + "_" + std::to_string(l) + " = " +
-         cast(scalar(s.value, l), vt, buf.dtype) + ";");
-  for (int l = 0; l < lanes; ++l)
-    line(dialect_.store(id, buf.dtype, buf.global, scalar(s.index, l), tmp + "_" + std::to_string(l)));
+    line("const " + dialect_.compute_type(dtype) + " " + tmp + "_" + std::to_string(l) + " = " +
+         cast(scalar(s.value, l), s.value->type.dtype, dtype) + ";");
+  for (int l = 0; l < lanes; ++l) line(store_line(l, tmp + "_" + std::to_string(l)));
   --indent_;
   line("}");
 }

@@ -2,6 +2,7 @@
 // supplies type names, buffer access, vector syntax and the kernel frame; this prints the rest.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -114,6 +115,9 @@ class CLikePrinter {
 
   void stmt(const compiler::Stmt &s);
   void store(const compiler::Store &s);
+  /// A store of a vector value lane by lane; `store_line` prints lane l's store of a value.
+  void store_lanes(const compiler::Store &s, tile::DType dtype,
+                   const std::function<std::string(int lane, const std::string &value)> &store_line);
   void line(const std::string &text) { out_ += std::string(2 * indent_, ' ') + text + "\n"; }
   void nested(const compiler::Stmt &s);
   /// Whether `name` is already declared in the innermost C block (so a redeclaration needs a block).
