@@ -4,12 +4,26 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "tile/Bind.h"
 #include "tile/DataType.h"
 
 namespace tessera {
+
+/// Cache-line (64-byte) aligned storage: compiled kernels load and store whole vectors, and an
+/// AVX-512 access at malloc's 16-byte alignment straddles two cache lines (a conv measured 1.4 ms
+/// on aligned buffers took 2.2 ms on malloc's).
+template <typename T> struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheLineAllocator() = default;
+  template <typename U> CacheLineAllocator(const CacheLineAllocator<U> &) {}
+  T *allocate(size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T *p, size_t) { ::operator delete(p, kAlign); }
+  template <typename U> bool operator==(const CacheLineAllocator<U> &) const { return true; }
+};
 
 class HostTensor {
  public:
@@ -39,7 +53,7 @@ class HostTensor {
 
  private:
   tile::TensorType type_;
-  std::vector<std::byte> data_;
+  std::vector<std::byte, CacheLineAllocator<std::byte>> data_;
 };
 
 }  // namespace tessera
