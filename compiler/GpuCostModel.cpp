@@ -38,8 +38,8 @@ bool stageable(const ContractionNest &n) {
 double gpu_schedule_cost(const ContractionNest &n, const Schedule &s, const TargetInfo &target) {
   size_t r = n.outputs();
   bool wide = wide_vector_target(target);
-  // Scalar registers per invocation: 64, more on Vulkan where the 8x8 tile is the model's choice.
-  int registers = wide ? (target.vector_bits >= 512 ? 32 : 16) : target.backend == "vulkan" ? 96 : 64;
+  // Scalar registers per invocation: 64, more on Vulkan where the 16x8 tile is the model's choice.
+  int registers = wide ? (target.vector_bits >= 512 ? 32 : 16) : target.backend == "vulkan" ? 160 : 64;
   double points = 1, waste = 1, items = 1;
   int64_t rows = 1, cols = 1;
   for (size_t j = 0; j < r && j < s.tile_sizes.size(); ++j) {
@@ -136,11 +136,14 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const TargetInfo &target)
       s.tile_sizes[row] = t ? t : std::min(max_rows, e);
     }
   } else if (big_tile) {
-    // Vulkan: a large scalar register tile per invocation (each loaded value used 8 times), the
-    // work-group spanning the contiguous index alone. Loads decide llvmpipe's speed (it loads
-    // storage buffers lane by lane, uniform or not): 8x8 measured best on lavapipe (SGEMM 1024 with
-    // repeated loads read once: 8x8 0.8-1.2 s, 8x16 1.0, 16x8 1.1, 8x4 1.4, 16x4 1.2, 16x2 2.1, 32x1 3.1).
-    const int64_t rows = 8, cols = 8;
+    // Vulkan: a large scalar register tile per invocation (each loaded value used 8 or 16 times),
+    // the work-group spanning the contiguous index alone. Loads decide llvmpipe's speed: it loads
+    // storage buffers lane by lane (uniform or not), so the GLSL backend reads float32 inputs by
+    // texels of four where tiles of 4 align them (GlslSource.h), and the fewer fetches per FMA the
+    // better while spilled accumulators cost little (SGEMM 1024 on lavapipe in GFLOP per CPU-second,
+    // the FMA roofline 42-48: by texels 16x8 23-30, 16x16 26-29, 8x16 20-25, 8x8 16-24, 4x4 10,
+    // work-groups of 8 to 64 alike; without the fetches 42; by storage-buffer loads about 5).
+    const int64_t rows = 16, cols = 8;
     if (v >= 0 && free_of_guards(n, v)) s.tile_sizes[v] = std::min<int64_t>(cols, n.indices[v].extent);
     if (row >= 0) {
       int64_t e = n.indices[row].extent, t = divisor_in(e, std::max<int64_t>(1, rows / 2), rows);

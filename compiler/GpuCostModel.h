@@ -12,8 +12,8 @@ namespace tessera::compiler {
 /// 16 lanes) get few work-items per group each computing a tall register tile of explicit vectors
 /// (rows on dimension 0 so neighbouring groups share the vector operand's panel in cache); devices
 /// with scalar lanes (real GPUs) get 16x16 work-items with small scalar register tiles; on Vulkan,
-/// contractions get an 8x8 scalar tile per invocation and work-groups along the contiguous index
-/// only.
+/// contractions get a 16x8 scalar tile per invocation (16 rows, 8 contiguous columns) and
+/// work-groups along the contiguous index only.
 /// Full reductions get one work-group that splits the reduction.
 Schedule choose_gpu_schedule(const ContractionNest &nest, const TargetInfo &target);
 

@@ -20,6 +20,7 @@ PACKAGES=(
   python3-venv python3-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo  # the OpenCL backend, PoCL as its test device
   libvulkan-dev mesa-vulkan-drivers vulkan-tools  # the Vulkan backend, lavapipe as its test device
+  vulkan-validationlayers                       # the Vulkan suite runs once under the validation layer
   libshaderc-dev glslang-dev glslang-tools spirv-tools  # GLSL -> SPIR-V at run time (glslang's CMake package needs glslang-tools)
 )
 

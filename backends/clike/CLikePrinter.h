@@ -29,6 +29,17 @@ class Dialect {
   virtual std::string load(const std::string &buffer, tile::DType dtype, bool global, const std::string &index) const;
   virtual std::string store(const std::string &buffer, tile::DType dtype, bool global, const std::string &index,
                             const std::string &value) const;
+  /// Whether loads of `buffer` whose index is `first + component` (AlignedLoads.h) print through
+  /// aligned_load: the dialect reads that buffer by aligned groups of four elements.
+  virtual bool reads_groups(const std::string &buffer) const {
+    (void)buffer;
+    return false;
+  }
+  /// Element `first + component` of `buffer` (`first` a multiple of 4, `component` in [0, 4)).
+  virtual std::string aligned_load(const std::string &buffer, const std::string &first, int component) const {
+    (void)buffer, (void)first, (void)component;
+    return "";
+  }
   /// A contiguous vector load/store of `lanes` elements starting at `base`.
   virtual std::string vector_load(const std::string &buffer, int lanes, const std::string &base) const = 0;
   virtual std::string vector_store(const std::string &buffer, int lanes, const std::string &base,

@@ -32,12 +32,21 @@ struct KernelSource {
   clike::GpuLaunch launch;      // dims 0: one invocation; driver_local: `invocations` in 1-D
   int64_t invocations = 1;      // driver_local: iterations of the parallel loop; else 1
   int buffers = 0;              // storage buffers, bindings 0 .. buffers - 1
+  /// Params (float32 inputs) also read four elements at a time through a uniform texel buffer
+  /// view of format R32G32B32A32_SFLOAT over their whole buffer: texel_params[j] at binding
+  /// buffers + j.
+  std::vector<int> texel_params;
   ShaderFeatures needs;
 };
 
-/// The shader of `kernel`; storage buffer `i` (set 0, binding i) is kernel.params[i]. Throws
-/// tile::Error for what GLSL cannot express (float64 transcendental functions it has no helper for).
-KernelSource kernel_source(const compiler::Kernel &kernel);
+/// The texel buffer view size (maxTexelBufferElements) every Vulkan device supports.
+inline constexpr int64_t kMinTexelBufferElements = 65536;
+
+/// The shader of `kernel`; storage buffer `i` (set 0, binding i) is kernel.params[i]. Float32
+/// inputs of at most `max_texels` texels of four elements may be read through texel buffer views
+/// too (KernelSource::texel_params). Throws tile::Error for what GLSL cannot express (float64
+/// transcendental functions it has no helper for).
+KernelSource kernel_source(const compiler::Kernel &kernel, int64_t max_texels = kMinTexelBufferElements);
 
 /// Throws tile::Error naming the first feature `src` needs that `has` lacks, e.g.
 /// "vulkan:0 (llvmpipe) has no float64 support: kernel C needs it".

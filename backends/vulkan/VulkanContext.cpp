@@ -263,11 +263,13 @@ const Pipeline &pipeline_for(Gpu &g, const KernelSource &src, uint32_t local_siz
   mi.pCode = spirv.data();
   check(vkCreateShaderModule(g.device, &mi, nullptr, &p.module), g.name() + ": vkCreateShaderModule");
 
-  auto bindings = static_cast<uint32_t>(src.buffers);  // one storage buffer per kernel parameter
+  // One storage buffer per kernel parameter, then the texel buffer views.
+  auto storage = static_cast<uint32_t>(src.buffers);
+  auto bindings = storage + static_cast<uint32_t>(src.texel_params.size());
   std::vector<VkDescriptorSetLayoutBinding> b(bindings);
   for (uint32_t i = 0; i < bindings; ++i) {
     b[i].binding = i;
-    b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b[i].descriptorType = i < storage ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
     b[i].descriptorCount = 1;
     b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }

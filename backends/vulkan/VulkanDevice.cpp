@@ -49,7 +49,7 @@ class VulkanDevice : public Device {
         out += "// host step: " + step.host_statement + "\n";
         continue;
       }
-      vulkan::KernelSource src = vulkan::kernel_source(step.kernel);
+      vulkan::KernelSource src = vulkan::kernel_source(step.kernel, g_.props.limits.maxTexelBufferElements);
       const auto &l = src.launch;
       std::string shape = l.dims > 0 && !l.driver_local
                               ? "work-groups " + std::to_string(l.groups[0]) + "x" + std::to_string(l.groups[1]) + "x" +

@@ -72,6 +72,7 @@ class VulkanProgram : public VulkanExecutable {
   struct Mem {
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkBufferView texels = VK_NULL_HANDLE;  // its R32G32B32A32_SFLOAT view, made when a kernel reads one
     void *mapped = nullptr;
     size_t bytes = 0;
     compiler::BufferInfo::Role role;
@@ -102,7 +103,7 @@ class VulkanProgram : public VulkanExecutable {
     m.role = b.role;
     VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bi.size = std::max<size_t>(16, (bytes + 15) / 16 * 16);
-    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT;
     bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     check(vkCreateBuffer(g_.device, &bi, nullptr, &m.buffer), g_.name() + ": vkCreateBuffer for " + b.name);
     mems_[b.name] = m;  // released by release() from here on
@@ -118,8 +119,20 @@ class VulkanProgram : public VulkanExecutable {
     check(vkMapMemory(g_.device, mm.memory, 0, VK_WHOLE_SIZE, 0, &mm.mapped), g_.name() + ": vkMapMemory");
   }
 
+  // The texel buffer view of buffer `m` (its size is a multiple of 16 bytes: whole texels).
+  VkBufferView texel_view(const std::string &name, Mem &m) {
+    if (m.texels) return m.texels;
+    VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+    vi.buffer = m.buffer;
+    vi.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+    vi.range = VK_WHOLE_SIZE;
+    check(vkCreateBufferView(g_.device, &vi, nullptr, &m.texels), g_.name() + ": vkCreateBufferView for " + name);
+    return m.texels;
+  }
+
   struct Dispatch {
     const vulkan::Pipeline *pipeline;
+    std::vector<int> texel_params;
     VkDescriptorSet set;
     uint32_t x, y, z;
   };
@@ -128,13 +141,13 @@ class VulkanProgram : public VulkanExecutable {
     for (const auto &b : lowered_.buffers) allocate(b);
     const auto &lim = g_.props.limits;
     std::vector<std::pair<size_t, Dispatch>> dispatches;  // step index, what it dispatches
-    uint32_t descriptors = 0;
+    uint32_t descriptors = 0, texel_descriptors = 0;
     {
       std::lock_guard<std::recursive_mutex> lock(g_.mutex);
       for (size_t i = 0; i < lowered_.steps.size(); ++i) {
         const auto &step = lowered_.steps[i];
         if (step.kind != compiler::Step::Kind::Kernel) continue;
-        vulkan::KernelSource src = vulkan::kernel_source(step.kernel);
+        vulkan::KernelSource src = vulkan::kernel_source(step.kernel, lim.maxTexelBufferElements);
         vulkan::check_features(src, g_.features, g_.label());
         const auto &launch = src.launch;
         uint32_t local = 1;
@@ -167,19 +180,21 @@ class VulkanProgram : public VulkanExecutable {
                               std::to_string(count) + " work-groups, more than the device can dispatch");
         }
         const vulkan::Pipeline &p = vulkan::pipeline_for(g_, src, local);
-        dispatches.push_back({i, {&p, VK_NULL_HANDLE, static_cast<uint32_t>(groups[0]), static_cast<uint32_t>(groups[1]),
-                                  static_cast<uint32_t>(groups[2])}});
+        dispatches.push_back({i, {&p, src.texel_params, VK_NULL_HANDLE, static_cast<uint32_t>(groups[0]),
+                                  static_cast<uint32_t>(groups[1]), static_cast<uint32_t>(groups[2])}});
         descriptors += static_cast<uint32_t>(step.kernel.params.size());
+        texel_descriptors += static_cast<uint32_t>(src.texel_params.size());
       }
       vulkan::save_pipeline_cache(g_);
     }
     if (dispatches.empty()) return;
 
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(1u, descriptors)};
+    VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(1u, descriptors)},
+                                     {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, texel_descriptors}};
     VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pi.maxSets = static_cast<uint32_t>(dispatches.size());
-    pi.poolSizeCount = 1;
-    pi.pPoolSizes = &size;
+    pi.poolSizeCount = texel_descriptors > 0 ? 2 : 1;
+    pi.pPoolSizes = sizes;
     check(vkCreateDescriptorPool(g_.device, &pi, nullptr, &pool_), g_.name() + ": vkCreateDescriptorPool");
     for (auto &[i, d] : dispatches) {
       VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
@@ -189,7 +204,8 @@ class VulkanProgram : public VulkanExecutable {
       check(vkAllocateDescriptorSets(g_.device, &ai, &d.set), g_.name() + ": vkAllocateDescriptorSets");
       const auto &params = lowered_.steps[i].kernel.params;
       std::vector<VkDescriptorBufferInfo> infos(params.size());
-      std::vector<VkWriteDescriptorSet> writes(params.size());
+      std::vector<VkBufferView> views(d.texel_params.size());
+      std::vector<VkWriteDescriptorSet> writes(params.size() + views.size());
       for (size_t j = 0; j < params.size(); ++j) {
         auto it = mems_.find(params[j].name);
         TESSERA_INTERNAL_ASSERT(it != mems_.end(), "kernel uses unknown buffer " + params[j].name);
@@ -200,6 +216,17 @@ class VulkanProgram : public VulkanExecutable {
         writes[j].descriptorCount = 1;
         writes[j].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         writes[j].pBufferInfo = &infos[j];
+      }
+      for (size_t j = 0; j < views.size(); ++j) {
+        const std::string &name = params[d.texel_params[j]].name;
+        views[j] = texel_view(name, mems_.at(name));
+        VkWriteDescriptorSet &w = writes[params.size() + j];
+        w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        w.dstSet = d.set;
+        w.dstBinding = static_cast<uint32_t>(params.size() + j);
+        w.descriptorCount = 1;
+        w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+        w.pTexelBufferView = &views[j];
       }
       vkUpdateDescriptorSets(g_.device, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
     }
@@ -288,6 +315,7 @@ class VulkanProgram : public VulkanExecutable {
     }
     if (pool_) vkDestroyDescriptorPool(g_.device, pool_, nullptr);
     for (auto &[n, m] : mems_) {
+      if (m.texels) vkDestroyBufferView(g_.device, m.texels, nullptr);
       if (m.buffer) vkDestroyBuffer(g_.device, m.buffer, nullptr);
       if (m.memory) vkFreeMemory(g_.device, m.memory, nullptr);
     }

@@ -47,8 +47,12 @@ std::vector<Schedule> gpu_candidates(const ContractionNest &n, const TargetInfo 
   std::vector<std::vector<int64_t>> shapes = wide ? std::vector<std::vector<int64_t>>{{1, 1}, {4, 1}, {8, 1}, {16, 1}, {32, 1}, {64, 1}, {16, 2}}
                                                   : std::vector<std::vector<int64_t>>{{8, 8}, {16, 8}, {16, 16}, {32, 8}, {64, 1}, {32, 4}};
   bool reduces = n.indices.size() > n.outputs();
+  // Vectors (scalar columns where the width is 1) per work-item along the vector index; Vulkan's
+  // scalar tiles go to 8 columns (two texels of four, GlslSource.h).
+  std::vector<int> vec_counts = {1, 2, 3, 4};
+  if (!wide && target.backend == "vulkan") vec_counts.push_back(8);
   for (int width : widths)
-    for (int vecs = 1; vecs <= 4; ++vecs) {
+    for (int vecs : vec_counts) {
       if (v >= 0 && n.indices[v].extent % (int64_t(width) * vecs) != 0) continue;
       if (v < 0 && vecs > 1) continue;
       for (int64_t rt : row_tiles) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <vulkan/vulkan.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -97,6 +98,27 @@ TEST(VulkanGlsl, GeneratedShaderCompiles) {
   EXPECT_FALSE(compile_glsl(src.source, VK_API_VERSION_1_1, "test").empty());
 }
 
+TEST(VulkanGlsl, AlignedFloat32ReadsFetchTexels) {
+  KernelSource src = first_kernel(bind(kMatmul, tile::DType::Float32, {16, 32}, {32, 24}));
+  EXPECT_EQ(src.texel_params, (std::vector<int>{1, 2}));  // A and B, after the output C
+  EXPECT_NE(src.source.find("layout(set = 0, binding = 3) uniform samplerBuffer tsr_t1;"), std::string::npos);
+  EXPECT_NE(src.source.find("texelFetch(tsr_t2, "), std::string::npos);
+  EXPECT_EQ(src.source.find("A[int("), std::string::npos) << src.source;
+  EXPECT_FALSE(compile_glsl(src.source, VK_API_VERSION_1_1, "test").empty());
+}
+
+TEST(VulkanGlsl, UnalignedOrTooLargeReadsStayStorageBufferLoads) {
+  KernelSource odd = first_kernel(bind(kMatmul, tile::DType::Float32, {7, 5}, {5, 9}));
+  EXPECT_TRUE(odd.texel_params.empty());
+  EXPECT_EQ(odd.source.find("texelFetch"), std::string::npos);
+  // B (32 x 24 floats: 192 texels) is past a device limit of 128 texels; A (128 texels) is not.
+  auto lowered = compiler::lower(bind(kMatmul, tile::DType::Float32, {16, 32}, {32, 24}), lavapipe_like());
+  for (const auto &s : lowered.steps) {
+    if (s.kind != compiler::Step::Kind::Kernel) continue;
+    EXPECT_EQ(kernel_source(s.kernel, 128).texel_params, (std::vector<int>{1}));
+  }
+}
+
 TEST(VulkanPipelineCache, BadFileIsIgnoredWithAWarning) {
   auto dir = std::filesystem::temp_directory_path() / "tessera-vk-cache-test";
   std::filesystem::create_directories(dir);
@@ -132,20 +154,23 @@ TEST(VulkanPipelineCache, FileSitsNextToTheKernelCache) {
 TEST(VulkanDevice, MatmulMatchesHandValues) {
   REQUIRE_DEVICE();
   auto device = make_vulkan_device(0);
-  auto p = bind(kMatmul, tile::DType::Float32, {33, 17}, {17, 65});
-  HostTensor a(p.type_of("A")), b(p.type_of("B"));
-  for (int64_t i = 0; i < a.elements(); ++i) a.as<float>()[i] = static_cast<float>(i % 7 - 3);
-  for (int64_t i = 0; i < b.elements(); ++i) b.as<float>()[i] = static_cast<float>(i % 5 - 2);
-  auto exe = device->compile(p);
-  for (int run = 0; run < 2; ++run) {  // a second run starts from zeroed outputs again
-    auto out = exe->run({{"A", a}, {"B", b}});
-    const float *c = out.at("C").as<float>();
-    for (int64_t i = 0; i < 33; ++i)
-      for (int64_t j = 0; j < 65; ++j) {
-        float want = 0;
-        for (int64_t k = 0; k < 17; ++k) want += a.as<float>()[i * 17 + k] * b.as<float>()[k * 65 + j];
-        ASSERT_EQ(c[i * 65 + j], want) << i << "," << j;
-      }
+  // Storage-buffer loads (odd sizes), then texel fetches (rows of multiples of 4).
+  for (auto [m, k_, n] : {std::array<int64_t, 3>{33, 17, 65}, std::array<int64_t, 3>{40, 36, 64}}) {
+    auto p = bind(kMatmul, tile::DType::Float32, {m, k_}, {k_, n});
+    HostTensor a(p.type_of("A")), b(p.type_of("B"));
+    for (int64_t i = 0; i < a.elements(); ++i) a.as<float>()[i] = static_cast<float>(i % 7 - 3);
+    for (int64_t i = 0; i < b.elements(); ++i) b.as<float>()[i] = static_cast<float>(i % 5 - 2);
+    auto exe = device->compile(p);
+    for (int run = 0; run < 2; ++run) {  // a second run starts from zeroed outputs again
+      auto out = exe->run({{"A", a}, {"B", b}});
+      const float *c = out.at("C").as<float>();
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          float want = 0;
+          for (int64_t k = 0; k < k_; ++k) want += a.as<float>()[i * k_ + k] * b.as<float>()[k * n + j];
+          ASSERT_EQ(c[i * n + j], want) << m << "x" << k_ << "x" << n << ": " << i << "," << j;
+        }
+    }
   }
 }
 
