@@ -4,9 +4,6 @@
 // OPENBLAS_NUM_THREADS=2 (ENVIRONMENT.md).
 #include <cblas.h>
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <random>
 #include <string>
 
@@ -14,6 +11,7 @@
 #include <dnnl.hpp>
 
 #include "backends/Registry.h"
+#include "bench/kernels/ScratchCache.h"
 #include "tile/Parser.h"
 
 extern "C" char *openblas_get_config();
@@ -21,15 +19,6 @@ extern "C" char *openblas_get_config();
 namespace {
 
 using tessera::HostTensor;
-
-std::string scratch_cache() {
-  static const std::string path = [] {
-    auto p = std::filesystem::temp_directory_path() / ("tessera-bench-" + std::to_string(::getpid()) + ".db");
-    std::filesystem::remove(p);
-    return p.string();
-  }();
-  return path;
-}
 
 HostTensor random_tensor(std::vector<int64_t> shape, uint32_t seed) {
   HostTensor t(tessera::tile::TensorType{tessera::tile::DType::Float32, std::move(shape)});
@@ -55,7 +44,7 @@ void run_tessera(benchmark::State &state, const std::string &text, const tessera
   tessera::CompileOptions options;
   options.policy = tuned ? tessera::TunePolicy::Online : tessera::TunePolicy::Off;
   options.budget = tessera::compiler::tune::Budget{16, 20};
-  options.cache_path = scratch_cache();
+  options.cache_path = tessera::bench::scratch_cache();
   auto exe = device->compile(bound, options);
   if (tuned && !exe->report().kernels.empty())
     state.SetLabel(exe->report().kernels.front().schedule);
