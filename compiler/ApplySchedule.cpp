@@ -378,55 +378,48 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
   return simplify(vectorize_loops(simplify(inner)));
 }
 
-// The interior with `schedule`, then the borders: they keep it but leave guarded output indices
-// untiled, so their reduction bounds hoist. The schedule is the interior's (the cost model chose
-// it for the unguarded interior).
-std::vector<Stmt> apply_regions(const ContractionNest &n, const std::vector<ContractionNest> &regions,
-                                const Schedule &schedule, bool pack_interior) {
-  std::vector<Stmt> parts = {apply_region(regions[0], schedule, pack_interior)};
-  for (size_t i = 1; i < regions.size(); ++i) {
-    Schedule b = schedule;
-    if (b.tile_sizes.size() == n.indices.size())
-      for (size_t j = 0; j < n.outputs(); ++j)
-        for (const auto &g : regions[i].guards)
-          if (g.coeffs[j] != 0 && static_cast<int>(j) != b.vector_index) b.tile_sizes[j] = 1;
-    parts.push_back(apply_region(regions[i], b, false));  // borders are too thin to repay a panel copy
-  }
-  return parts;
+bool guards_involve(const ContractionNest &region, size_t j) {
+  for (const auto &g : region.guards)
+    if (g.coeffs[j] != 0) return true;
+  return false;
 }
 
-// The interior's schedule for a border region of `n`: guarded output indices are untiled; when
-// that leaves no row blocking, the longest unguarded output index of the region takes the rows.
-Schedule border_schedule(const ContractionNest &n, const ContractionNest &region, Schedule b) {
-  if (b.tile_sizes.size() != n.indices.size()) return b;
-  auto guarded = [&](size_t j) {
-    for (const auto &g : region.guards)
-      if (g.coeffs[j] != 0) return true;
-    return false;
-  };
+// Whether an output index other than the vector index is tiled over several points of `region`.
+bool row_blocked(const ContractionNest &region, const Schedule &s) {
+  for (size_t j = 0; j < region.outputs(); ++j)
+    if (static_cast<int>(j) != s.vector_index && s.tile_sizes[j] > 1 && region.indices[j].extent > 1) return true;
+  return false;
+}
+
+// `b` for a part of the nest (a border region, a peeled tail): the output indices `drop` names are
+// untiled; when that leaves no row blocking, the longest output index of `region` that no guard
+// involves takes the rows instead (a strip computed point by point ran at well under half the
+// interior's speed). Partial tiles are left to peel_tails.
+template <typename Drop>
+Schedule reblocked(const ContractionNest &region, Schedule b, Drop drop) {
+  if (b.tile_sizes.size() != region.indices.size()) return b;
   int64_t rows = 1;
-  bool blocked = false;
   int best = -1;
-  for (size_t j = 0; j < n.outputs(); ++j) {
+  for (size_t j = 0; j < region.outputs(); ++j) {
     if (static_cast<int>(j) == b.vector_index) continue;
     rows = std::max(rows, b.tile_sizes[j]);
-    if (guarded(j)) b.tile_sizes[j] = 1;
+    if (drop(j)) b.tile_sizes[j] = 1;
     int64_t e = region.indices[j].extent;
-    blocked |= b.tile_sizes[j] > 1 && e > 1;
-    if (!guarded(j) && e > 1 && (best < 0 || e > region.indices[best].extent)) best = static_cast<int>(j);
+    if (!drop(j) && !guards_involve(region, j) && e > 1 && (best < 0 || e > region.indices[best].extent))
+      best = static_cast<int>(j);
   }
-  if (blocked || rows < 2 || best < 0) return b;
-  for (size_t j = 0; j < n.outputs(); ++j)
+  if (row_blocked(region, b) || rows < 2 || best < 0) return b;
+  for (size_t j = 0; j < region.outputs(); ++j)
     if (static_cast<int>(j) != b.vector_index) b.tile_sizes[j] = 1;
-  int64_t e = region.indices[best].extent, t = std::min(rows, e);
-  while (e % t != 0) --t;  // a divisor: no tail guard in the reduction loop
-  b.tile_sizes[best] = t;
+  b.tile_sizes[best] = std::min(rows, region.indices[best].extent);
   return b;
 }
 
 // Applies `s` to `r`, with the partial tiles of a row index peeled into a region of their own
-// (untiled there), so that no reduction loop carries a tail guard.
-void peel_tails(const ContractionNest &r, const Schedule &s, std::vector<Stmt> &parts) {
+// (blocked along another index there, else one tile of the remainder), so that no reduction loop
+// carries a tail guard. Only the whole tiles may pack a panel (`pack`): a peeled tail is too thin
+// to repay the copy.
+void peel_tails(const ContractionNest &r, const Schedule &s, std::vector<Stmt> &parts, bool pack = false) {
   if (s.tile_sizes.size() == r.indices.size())
     for (size_t j = 0; j < r.outputs(); ++j) {
       int64_t t = s.tile_sizes[j], e = r.indices[j].extent;
@@ -436,13 +429,39 @@ void peel_tails(const ContractionNest &r, const Schedule &s, std::vector<Stmt> &
       head.indices[j].extent = whole;
       rest.indices[j].lo += whole;
       rest.indices[j].extent = e - whole;
-      Schedule untiled = s;
-      untiled.tile_sizes[j] = 1;
-      peel_tails(head, s, parts);
-      peel_tails(rest, untiled, parts);
+      peel_tails(head, s, parts, pack);
+      Schedule rest_s = reblocked(rest, s, [&](size_t m) { return m == j; });
+      if (!row_blocked(rest, rest_s)) rest_s.tile_sizes[j] = e - whole;
+      peel_tails(rest, rest_s, parts);
       return;
     }
-  parts.push_back(apply_region(r, s, false));
+  parts.push_back(apply_region(r, s, pack));
+}
+
+// Below this many points (multiply-adds), a border part runs on one thread: starting and joining
+// the others costs more than they would save.
+constexpr int64_t kParallelPoints = 1 << 20;
+
+int64_t points(const ContractionNest &n) {
+  int64_t p = 1;
+  for (const auto &ix : n.indices) p *= ix.extent;
+  return p;
+}
+
+// The interior with `schedule`, then the borders, each blocked anew (reblocked). A border strip
+// splits again: along the strip the other output index is mostly unguarded, so only the corners
+// are left without a row-blocked accumulator tile.
+std::vector<Stmt> apply_regions(const std::vector<ContractionNest> &regions, const Schedule &schedule,
+                                bool pack_interior) {
+  std::vector<Stmt> parts;
+  peel_tails(regions[0], schedule, parts, pack_interior);
+  for (size_t i = 1; i < regions.size(); ++i)
+    for (const auto &r : split_borders(regions[i])) {
+      Schedule b = reblocked(r, schedule, [&](size_t j) { return guards_involve(r, j); });
+      if (points(r) < kParallelPoints) b.parallel_loops = 0;
+      peel_tails(r, b, parts);
+    }
+  return parts;
 }
 
 // A padded contraction whose whole vector operand is larger than a panel (a deep 3x3 convolution
@@ -483,13 +502,7 @@ std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule 
     c.indices[v].extent = T;
     Schedule inner = s;
     inner.parallel_loops = 0;
-    std::vector<ContractionNest> regions = split_borders(c);
-    std::vector<Stmt> parts;
-    peel_tails(regions[0], inner, parts);
-    // A border strip splits again: along the strip the other output index is mostly unguarded,
-    // so only the corners are left without a row-blocked accumulator tile.
-    for (size_t i = 1; i < regions.size(); ++i)
-      for (const auto &r : split_borders(regions[i])) peel_tails(r, border_schedule(c, r, inner), parts);
+    std::vector<Stmt> parts = apply_regions(split_borders(c), inner, false);
 
     int W = s.vector_width;
     Expr lane_of = T > W ? bin(Op::Add, bin(Op::Mul, var(vx.name + "_pu"), imm(W)), var(vx.name + "_pv")) : var(vx.name + "_pv");
@@ -520,7 +533,7 @@ Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
   std::vector<ContractionNest> regions = split_borders(n);
   if (regions.size() == 1) return apply_region(n, schedule, true);
   if (auto shared = apply_shared_panel(n, schedule)) return *shared;
-  return Block::make(apply_regions(n, regions, schedule, true));
+  return Block::make(apply_regions(regions, schedule, true));
 }
 
 }  // namespace tessera::compiler

@@ -1,6 +1,8 @@
 #include "backends/llvm/ThreadPool.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -12,19 +14,43 @@ namespace {
 
 thread_local bool in_parallel_body = false;
 
-// Workers wait for a generation number to change, run their share of the current job and count
-// down; the caller runs share 0 itself. One job at a time (a mutex serializes callers).
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until `ready()` or until `limit` has passed; whether it became ready. A kernel runs its
+// parallel loops back to back (a padded convolution: interior, then borders) and a benchmark runs
+// kernels back to back: a worker that went to sleep between them costs a wake-up, and the
+// scheduler may wake it onto a core another process keeps busy.
+template <typename Ready>
+bool spin_until(Ready ready, std::chrono::microseconds limit) {
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    cpu_relax();
+    if (i % 64 == 63 && std::chrono::steady_clock::now() - start > limit) return false;
+  }
+}
+
+constexpr std::chrono::microseconds kSpin{20};
+
+// A job's iterations are cut into chunks that the caller and the workers claim from a shared
+// counter until none are left. Not one fixed range per thread: on a machine shared with other
+// processes a thread may lose its core for a while, and the others then take its chunks instead of
+// waiting for them. Chunks stay contiguous ranges (neighbouring tiles share input rows).
 class Pool {
  public:
   Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())) {
     for (int t = 1; t < threads_; ++t)
-      workers_.emplace_back([this, t] { work(t); });
+      workers_.emplace_back([this] { work(); });
   }
   ~Pool() {
     {
       std::lock_guard lock(mu_);
       stop_ = true;
-      ++generation_;
+      generation_.fetch_add(1);
     }
     wake_.notify_all();
     for (auto &w : workers_)
@@ -33,8 +59,7 @@ class Pool {
   int threads() const { return threads_; }
 
   void run(tessera_loop_body body, void *ctx, int64_t n) {
-    int parts = static_cast<int>(std::min<int64_t>(threads_, n));
-    if (parts <= 1 || in_parallel_body) {
+    if (threads_ <= 1 || n <= 1 || in_parallel_body) {
       if (n > 0)
         body(ctx, 0, n);
       return;
@@ -42,51 +67,65 @@ class Pool {
     std::lock_guard job_lock(job_mu_);
     {
       std::lock_guard lock(mu_);
-      body_ = body, ctx_ = ctx, n_ = n, parts_ = parts, pending_ = parts - 1;
-      ++generation_;
+      body_ = body, ctx_ = ctx, n_ = n;
+      chunks_ = std::min<int64_t>(n, 4 * threads_);
+      next_.store(0), done_.store(0), open_ = true;
+      generation_.fetch_add(1);
     }
     wake_.notify_all();
-    run_part(0);
+    run_chunks();
+    auto finished = [&] { return done_.load() == chunks_ && inside_.load() == 0; };
+    spin_until(finished, kSpin);
     std::unique_lock lock(mu_);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    done_cv_.wait(lock, finished);
+    open_ = false;  // in the same critical section: a worker that wakes only now stays out
   }
 
  private:
-  void run_part(int part) {
-    int64_t begin = n_ * part / parts_, end = n_ * (part + 1) / parts_;
+  // Claims and runs chunks of the current job until none are left.
+  void run_chunks() {
     in_parallel_body = true;
-    if (begin < end)
-      body_(ctx_, begin, end);
+    for (int64_t c; (c = next_.fetch_add(1)) < chunks_;) {
+      body_(ctx_, n_ * c / chunks_, n_ * (c + 1) / chunks_);
+      done_.fetch_add(1);
+    }
     in_parallel_body = false;
   }
-  void work(int t) {
+  void work() {
     uint64_t seen = 0;
     for (;;) {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [&] { return generation_ != seen; });
-      seen = generation_;
-      if (stop_)
-        return;
-      if (t >= parts_)
-        continue;
-      lock.unlock();
-      run_part(t);
-      lock.lock();
-      if (--pending_ == 0)
-        done_.notify_one();
+      if (!spin_until([&] { return generation_.load() != seen; }, kSpin)) {
+        std::unique_lock lock(mu_);
+        wake_.wait(lock, [&] { return generation_.load() != seen; });
+      }
+      {
+        std::lock_guard lock(mu_);
+        seen = generation_.load();
+        if (stop_)
+          return;
+        if (!open_)
+          continue;
+        inside_.fetch_add(1);
+      }
+      run_chunks();
+      std::lock_guard lock(mu_);
+      if (inside_.fetch_sub(1) == 1 && done_.load() == chunks_)
+        done_cv_.notify_one();
     }
   }
 
   int threads_;
   std::vector<std::thread> workers_;
   std::mutex job_mu_, mu_;
-  std::condition_variable wake_, done_;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::condition_variable wake_, done_cv_;
+  std::atomic<uint64_t> generation_{0};
+  bool stop_ = false, open_ = false;  // under mu_
+  // The current job; written under mu_ before generation_ changes, read by the workers inside it.
   tessera_loop_body body_ = nullptr;
   void *ctx_ = nullptr;
-  int64_t n_ = 0;
-  int parts_ = 0, pending_ = 0;
+  int64_t n_ = 0, chunks_ = 0;
+  std::atomic<int64_t> next_{0}, done_{0};
+  std::atomic<int> inside_{0};  // workers running chunks of the current job
 };
 
 Pool &pool() {

@@ -6,9 +6,10 @@
 extern "C" {
 /// The body of a parallel loop: runs iterations [begin, end) with the captured values in `ctx`.
 using tessera_loop_body = void (*)(void *ctx, int64_t begin, int64_t end);
-/// Runs body over [0, n) split into contiguous ranges, one per thread (std::thread::
-/// hardware_concurrency threads, the caller included), and returns when all are done. A call from
-/// inside a parallel body runs serially on the calling thread.
+/// Runs body over [0, n) split into contiguous ranges, a few per thread, that the threads
+/// (std::thread::hardware_concurrency of them, the caller included) claim until none are left,
+/// and returns when all are done. A call from inside a parallel body runs serially on the calling
+/// thread.
 void tessera_parallel_for(tessera_loop_body body, void *ctx, int64_t n);
 }
 

@@ -41,7 +41,7 @@ struct Budget {
 struct Trial {
   Schedule schedule;
   enum class Outcome { Ok, BuildFailed, Wrong } outcome = Outcome::Ok;
-  double seconds = 0;  // median of the timed runs (Ok only)
+  double seconds = 0;  // the fastest of the timed runs (Ok only)
   std::string error;   // BuildFailed: the error; Wrong: where it differs
 };
 

@@ -54,6 +54,7 @@ class Count : public IRVisitor {
  public:
   int parallel = 0, ifs = 0;
   std::vector<std::string> allocs;
+  std::vector<int64_t> acc_sizes;
   using IRVisitor::visit;
   void visit(const For *op) override {
     parallel += op->for_kind == ForKind::Parallel;
@@ -65,6 +66,7 @@ class Count : public IRVisitor {
   }
   void visit(const Allocate *op) override {
     allocs.push_back(op->buffer);
+    if (op->buffer == "acc") acc_sizes.push_back(op->size);
     IRVisitor::visit(op);
   }
 };
@@ -107,6 +109,40 @@ TEST(SplitBorders, InteriorRowsAreRegisterBlocked) {
   // Several output rows (x or y) share each K vector in the unguarded interior.
   EXPECT_GT(s.tile_sizes[1] * s.tile_sizes[2], 1);
   EXPECT_EQ(s.vector_index, 3);
+}
+
+TEST(SplitBorders, ShortInteriorRowsTakeWiderVectorTiles) {
+  // 3x3 on 7x7: the interior has 5 rows, so 4 vectors per row fill the registers 2 would leave idle.
+  std::map<std::string, TensorType> in = {{"I", f32({1, 7, 7, 8})}, {"K", f32({3, 3, 8, 64})}};
+  auto lowered = lower_text(conv(7, 1, 1, 1), in, avx512());
+  const Schedule &s = lowered.steps[0].schedule;
+  EXPECT_EQ(s.tile_sizes[1] * s.tile_sizes[2], 5);
+  EXPECT_EQ(s.tile_sizes[3], 64);
+  expect_matches_interp(conv(7, 1, 1, 1), in);
+}
+
+TEST(SplitBorders, BorderStripsAreRowBlockedAndTailsPeeled) {
+  // 3x3 on 14x14 (interior 12x12) under 5 rows of 2 vectors: every border strip and every partial
+  // row tile (of 2 rows) gets a row-blocked accumulator of its own, without a tail guard; only the
+  // four corners are left with one point.
+  auto text = conv(14, 1, 1, 1);
+  std::map<std::string, TensorType> in = {{"I", f32({1, 14, 14, 8})}, {"K", f32({3, 3, 8, 64})}};
+  auto bound = tile::bind(tile::parse_program(text), in);
+  LowerOptions options;
+  options.choose = [](const ContractionNest &, const Kernel &, const Schedule &model) {
+    Schedule s = model;
+    s.tile_sizes = {1, 5, 1, 32, 1, 1, 1};
+    s.vector_index = 3, s.vector_width = 16, s.unroll = 2;
+    s.loop_order = {2, 3, 0, 1, 4, 5, 6};
+    return s;
+  };
+  LoweredProgram lowered = lower(bound, avx512(), options);
+  Count c;
+  c.visit_stmt(lowered.steps[0].kernel.body);
+  EXPECT_EQ(c.ifs, 0) << print_stmt(lowered.steps[0].kernel.body);
+  int64_t one_point = 32;
+  EXPECT_EQ(std::count(c.acc_sizes.begin(), c.acc_sizes.end(), one_point), 4) << print_stmt(lowered.steps[0].kernel.body);
+  test::expect_lowered_matches_interp(bound, lowered, 5, 1e-4, text);
 }
 
 TEST(SplitBorders, PaddedMaxPoolAndFusedEpilogueMatchInterp) {
