@@ -10,6 +10,7 @@
 
 #include "compiler/tune/Tuner.h"
 #include "runtime/HostTensor.h"
+#include "runtime/RunProfile.h"
 #include "tile/Diagnostics.h"
 #include "tile/Bind.h"
 
@@ -93,6 +94,15 @@ class Executable {
   /// What compiling it did (schedules' origins, cache hits, tuning); empty on devices that don't tune.
   const CompileReport &report() const { return report_; }
   void set_report(CompileReport report) { report_ = std::move(report); }
+  /// Whether the runs that follow time each step (see RunProfile); off by default.
+  void set_profiling(bool on) { timer_.set_enabled(on); }
+  /// Whether this device times the steps of a run at all; profile() stays empty where not.
+  virtual bool can_profile() const { return false; }
+  /// The steps of the last profiled run. Profiled runs of one executable must not overlap.
+  const RunProfile &profile() const { return timer_.profile(); }
+
+ protected:
+  StepTimer timer_;
 
  private:
   CompileReport report_;

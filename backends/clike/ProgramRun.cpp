@@ -16,7 +16,8 @@ void write_inputs(const tile::BoundProgram &program, const TensorMap &inputs, co
   }
 }
 
-void run_host_step(const tile::BoundProgram &program, const std::string &statement, const BufferIO &io) {
+void run_host_step(const tile::BoundProgram &program, const std::string &statement, const BufferIO &io,
+                   StepTimer &timer) {
   const tile::BoundStatement *st = nullptr;
   for (const auto &s : program.statements)
     if (s.output == statement) st = &s;
@@ -27,7 +28,8 @@ void run_host_step(const tile::BoundProgram &program, const std::string &stateme
     if (t.bytes() > 0) io.read(r, t);
     env[r] = std::move(t);
   }
-  HostTensor v = evaluate_statement(program, *st, env);
+  HostTensor v;
+  timer.time(StepKind::Host, statement, [&] { v = evaluate_statement(program, *st, env); });
   TESSERA_INTERNAL_ASSERT(v.type() == st->type, "host statement " + statement + " has type " + v.type().str());
   if (v.bytes() > 0) io.write(statement, v);
 }

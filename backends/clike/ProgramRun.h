@@ -21,8 +21,10 @@ struct BufferIO {
 void write_inputs(const tile::BoundProgram &program, const TensorMap &inputs, const BufferIO &io);
 
 /// A statement the compiler left to the host: evaluated by the interpreter on the tensors it reads
-/// (read from their buffers), its result written to its buffer.
-void run_host_step(const tile::BoundProgram &program, const std::string &statement, const BufferIO &io);
+/// (read from their buffers), its result written to its buffer. `timer` times the evaluation as the
+/// host step; the transfers are the BufferIO's to time.
+void run_host_step(const tile::BoundProgram &program, const std::string &statement, const BufferIO &io,
+                   StepTimer &timer);
 
 /// The program's outputs: an output that is an input is passed through, the others read.
 TensorMap read_outputs(const tile::BoundProgram &program, const TensorMap &inputs, const BufferIO &io);

@@ -63,6 +63,7 @@ class CpuExecutable : public Executable {
   }
 
   int kernel_count() const override { return static_cast<int>(lowered_.steps.size()); }
+  bool can_profile() const override { return true; }
 
   TensorMap run(const TensorMap &inputs) override {
     std::map<std::string, std::byte *> where;
@@ -88,12 +89,13 @@ class CpuExecutable : public Executable {
     for (const auto &[name, offset] : plan_.offset)
       where[name] = arena_.get() + offset;
 
+    timer_.restart();
     for (size_t i = 0; i < lowered_.steps.size(); ++i) {
       for (const auto &name : zero_before_[i])
-        std::memset(where.at(name), 0, bytes_of(name));
+        timer_.time(StepKind::Fill, name, [&] { std::memset(where.at(name), 0, bytes_of(name)); });
       const auto &step = lowered_.steps[i];
       if (step.kind == compiler::Step::Kind::Host) {
-        run_host(step.host_statement, where);
+        timer_.time(StepKind::Host, step.host_statement, [&] { run_host(step.host_statement, where); });
         continue;
       }
       std::vector<void *> args;
@@ -102,7 +104,7 @@ class CpuExecutable : public Executable {
         TESSERA_INTERNAL_ASSERT(it != where.end(), "kernel " + step.kernel.name + " uses unknown buffer " + p.name);
         args.push_back(it->second);
       }
-      fns_[i](args.data());
+      timer_.time(StepKind::Kernel, step.kernel.name, [&] { fns_[i](args.data()); });
     }
     return out;
   }

@@ -85,24 +85,32 @@ class OpenCLExecutable : public Executable {
   }
 
   int kernel_count() const override { return static_cast<int>(lowered_.steps.size()); }
+  bool can_profile() const override { return true; }
 
   TensorMap run(const TensorMap &inputs) override {
     std::lock_guard<std::mutex> lock(run_mutex_);
+    timer_.restart();
     clike::write_inputs(program_, inputs, io_);
     // Tile's unwritten elements are 0: outputs and temporaries start zeroed on every run.
     for (auto &[name, m] : mems_) {
       if (m.role == compiler::BufferInfo::Role::Input) continue;
-      cl_uchar zero = 0;
-      check(clEnqueueFillBuffer(d_.queue, m.mem, &zero, 1, 0, m.bytes, 0, nullptr, nullptr),
-            d_.name() + ": clEnqueueFillBuffer");
+      timer_.time(StepKind::Fill, name, [&, &m = m] {
+        cl_uchar zero = 0;
+        check(clEnqueueFillBuffer(d_.queue, m.mem, &zero, 1, 0, m.bytes, 0, nullptr, nullptr),
+              d_.name() + ": clEnqueueFillBuffer");
+        finish_if_profiling();
+      });
     }
     for (size_t i = 0; i < lowered_.steps.size(); ++i) {
       const auto &step = lowered_.steps[i];
       if (step.kind == compiler::Step::Kind::Host) {
-        clike::run_host_step(program_, step.host_statement, io_);
+        clike::run_host_step(program_, step.host_statement, io_, timer_);
         continue;
       }
-      enqueue(d_, launches_[i].kernel, launches_[i].launch, step.kernel.name);
+      timer_.time(StepKind::Kernel, step.kernel.name, [&] {
+        enqueue(d_, launches_[i].kernel, launches_[i].launch, step.kernel.name);
+        finish_if_profiling();
+      });
     }
     TensorMap out = clike::read_outputs(program_, inputs, io_);
     check(clFinish(d_.queue), d_.name() + ": clFinish");
@@ -120,18 +128,28 @@ class OpenCLExecutable : public Executable {
     clike::GpuLaunch launch;
   };
 
+  // A profiled step is waited for, so that its time is its own and not the queue's before it.
+  void finish_if_profiling() {
+    if (timer_.enabled()) check(clFinish(d_.queue), d_.name() + ": clFinish");
+  }
+
   // Whole-tensor transfers, blocking (a host step's result is a temporary).
   clike::BufferIO make_io() {
     clike::BufferIO io;
     io.write = [this](const std::string &name, const HostTensor &t) {
       auto m = mems_.find(name);
       if (m == mems_.end()) return;  // an input no kernel reads
-      check(clEnqueueWriteBuffer(d_.queue, m->second.mem, CL_TRUE, 0, t.bytes(), t.data(), 0, nullptr, nullptr),
-            d_.name() + ": clEnqueueWriteBuffer of " + name);
+      timer_.time(StepKind::Transfer, name, [&] {
+        check(clEnqueueWriteBuffer(d_.queue, m->second.mem, CL_TRUE, 0, t.bytes(), t.data(), 0, nullptr, nullptr),
+              d_.name() + ": clEnqueueWriteBuffer of " + name);
+      });
     };
     io.read = [this](const std::string &name, HostTensor &t) {
-      check(clEnqueueReadBuffer(d_.queue, mems_.at(name).mem, CL_TRUE, 0, t.bytes(), t.data(), 0, nullptr, nullptr),
-            d_.name() + ": clEnqueueReadBuffer of " + name);
+      timer_.time(StepKind::Transfer, name, [&] {
+        check(clEnqueueReadBuffer(d_.queue, mems_.at(name).mem, CL_TRUE, 0, t.bytes(), t.data(), 0, nullptr,
+                                  nullptr),
+              d_.name() + ": clEnqueueReadBuffer of " + name);
+      });
     };
     return io;
   }

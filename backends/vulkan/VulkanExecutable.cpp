@@ -51,16 +51,24 @@ class VulkanProgram : public VulkanExecutable {
     for (const auto &[step, cb] : segment_at_) submit(cb);
   }
 
+  bool can_profile() const override { return true; }
+
   TensorMap run(const TensorMap &inputs) override {
     std::lock_guard<std::mutex> lock(run_mutex_);
+    timer_.restart();
     clike::write_inputs(program_, inputs, io_);
     // Tile's unwritten elements are 0: outputs and temporaries start zeroed on every run.
     for (auto &[name, m] : mems_)
-      if (m.role != compiler::BufferInfo::Role::Input) std::memset(m.mapped, 0, m.bytes);
+      if (m.role != compiler::BufferInfo::Role::Input)
+        timer_.time(StepKind::Fill, name, [&m = m] { std::memset(m.mapped, 0, m.bytes); });
     for (size_t i = 0; i < lowered_.steps.size(); ++i) {
       const auto &step = lowered_.steps[i];
       if (step.kind == compiler::Step::Kind::Host) {
-        clike::run_host_step(program_, step.host_statement, io_);
+        clike::run_host_step(program_, step.host_statement, io_, timer_);
+        continue;
+      }
+      if (timer_.enabled()) {
+        submit_alone(i);
         continue;
       }
       if (auto it = segment_at_.find(i); it != segment_at_.end()) submit(it->second);
@@ -140,7 +148,7 @@ class VulkanProgram : public VulkanExecutable {
   void build() {
     for (const auto &b : lowered_.buffers) allocate(b);
     const auto &lim = g_.props.limits;
-    std::vector<std::pair<size_t, Dispatch>> dispatches;  // step index, what it dispatches
+    auto &dispatches = dispatches_;
     uint32_t descriptors = 0, texel_descriptors = 0;
     {
       std::lock_guard<std::recursive_mutex> lock(g_.mutex);
@@ -242,37 +250,50 @@ class VulkanProgram : public VulkanExecutable {
         if (host_between) break;
         ++end;
       }
-      VkCommandBuffer cb = VK_NULL_HANDLE;
-      VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-      ai.commandPool = g_.pool;
-      ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-      ai.commandBufferCount = 1;
-      {
-        std::lock_guard<std::recursive_mutex> lock(g_.mutex);  // the pool is shared
-        check(vkAllocateCommandBuffers(g_.device, &ai, &cb), g_.name() + ": vkAllocateCommandBuffers");
-        commands_.push_back(cb);
-        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        check(vkBeginCommandBuffer(cb, &bi), g_.name() + ": vkBeginCommandBuffer");
-        barrier(cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        for (size_t k = next; k < end; ++k) {
-          const Dispatch &d = dispatches[k].second;
-          if (k > next)  // each kernel reads what the ones before it wrote
-            barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-          vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->pipeline);
-          vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->layout, 0, 1, &d.set, 0, nullptr);
-          vkCmdDispatch(cb, d.x, d.y, d.z);
-        }
-        barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                VK_ACCESS_HOST_READ_BIT);
-        check(vkEndCommandBuffer(cb), g_.name() + ": vkEndCommandBuffer");
-      }
-      segment_at_[first_step] = cb;
+      segment_at_[first_step] = record(next, end);
       next = end;
     }
     VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     check(vkCreateFence(g_.device, &fi, nullptr, &fence_), g_.name() + ": vkCreateFence");
+  }
+
+  // A command buffer running dispatches_[first, end) in order, between the host's writes before it
+  // and its reads after.
+  VkCommandBuffer record(size_t first, size_t end) {
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = g_.pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    std::lock_guard<std::recursive_mutex> lock(g_.mutex);  // the pool is shared
+    check(vkAllocateCommandBuffers(g_.device, &ai, &cb), g_.name() + ": vkAllocateCommandBuffers");
+    commands_.push_back(cb);
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    check(vkBeginCommandBuffer(cb, &bi), g_.name() + ": vkBeginCommandBuffer");
+    barrier(cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    for (size_t k = first; k < end; ++k) {
+      const Dispatch &d = dispatches_[k].second;
+      if (k > first)  // each kernel reads what the ones before it wrote
+        barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->pipeline);
+      vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->layout, 0, 1, &d.set, 0, nullptr);
+      vkCmdDispatch(cb, d.x, d.y, d.z);
+    }
+    barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            VK_ACCESS_HOST_READ_BIT);
+    check(vkEndCommandBuffer(cb), g_.name() + ": vkEndCommandBuffer");
+    return cb;
+  }
+
+  // A profiled run submits each kernel alone, so that each is timed; these command buffers are
+  // recorded on the first profiled run. A kernel with nothing to dispatch has none.
+  void submit_alone(size_t step) {
+    if (alone_.empty())
+      for (size_t k = 0; k < dispatches_.size(); ++k) alone_[dispatches_[k].first] = record(k, k + 1);
+    if (auto it = alone_.find(step); it != alone_.end())
+      timer_.time(StepKind::Kernel, lowered_.steps[step].kernel.name, [&] { submit(it->second); });
   }
 
   static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
@@ -301,9 +322,12 @@ class VulkanProgram : public VulkanExecutable {
     clike::BufferIO io;
     io.write = [this](const std::string &name, const HostTensor &t) {
       auto m = mems_.find(name);
-      if (m != mems_.end()) std::memcpy(m->second.mapped, t.data(), t.bytes());  // else an input no kernel reads
+      if (m == mems_.end()) return;  // an input no kernel reads
+      timer_.time(StepKind::Transfer, name, [&] { std::memcpy(m->second.mapped, t.data(), t.bytes()); });
     };
-    io.read = [this](const std::string &name, HostTensor &t) { std::memcpy(t.data(), mems_.at(name).mapped, t.bytes()); };
+    io.read = [this](const std::string &name, HostTensor &t) {
+      timer_.time(StepKind::Transfer, name, [&] { std::memcpy(t.data(), mems_.at(name).mapped, t.bytes()); });
+    };
     return io;
   }
 
@@ -332,7 +356,9 @@ class VulkanProgram : public VulkanExecutable {
   clike::BufferIO io_ = make_io();
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   std::vector<VkCommandBuffer> commands_;
+  std::vector<std::pair<size_t, Dispatch>> dispatches_;  // step index, what it dispatches
   std::map<size_t, VkCommandBuffer> segment_at_;  // first kernel step of a segment -> its commands
+  std::map<size_t, VkCommandBuffer> alone_;       // kernel step -> its commands alone (profiled runs)
   VkFence fence_ = VK_NULL_HANDLE;
   std::mutex run_mutex_;
 };

@@ -38,6 +38,7 @@ struct RunOptions {
   std::vector<std::string> inputs;  // NAME=FILE.npy
   std::string out_dir;
   std::string stats;
+  std::string profile;
   std::string spec;
   std::optional<uint64_t> seed;
   int repeat = 1;
@@ -119,6 +120,80 @@ nlohmann::json stats_json(const RunStats &stats, const std::string &device) {
           {"run_seconds", stats.run_seconds},   {"device", device}};
 }
 
+/// One named step of the profile: its calls per run and its median time per run over the runs.
+struct ProfiledStep {
+  std::string name;
+  StepKind kind = StepKind::Kernel;
+  int calls = 0;
+  std::vector<double> seconds;  // per run
+};
+
+/// The runs' profiles as one entry per (kind, name) in the order of first use; a step that ran
+/// several times in one run (a buffer transferred twice) adds up.
+std::vector<ProfiledStep> merge_profiles(const std::vector<RunProfile> &runs) {
+  std::vector<ProfiledStep> steps;
+  std::map<std::pair<StepKind, std::string>, size_t> index;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    for (const auto &s : runs[r].steps) {
+      auto [it, inserted] = index.try_emplace({s.kind, s.name}, steps.size());
+      if (inserted) steps.push_back({s.name, s.kind, 0, std::vector<double>(runs.size(), 0.0)});
+      ProfiledStep &step = steps[it->second];
+      step.seconds[r] += s.seconds;
+      if (r == 0) ++step.calls;
+    }
+  }
+  return steps;
+}
+
+/// The profile file: per step its kind, calls per run and median seconds per run. A kernel adds where
+/// its schedule came from and, when the cache was asked, the cache's hash of it (kernels that repeat
+/// in a program share one, and `tessera tune` names them after the first) and its times measured
+/// alone when it was tuned, to hold against its time in the program.
+nlohmann::json profile_json(const std::vector<ProfiledStep> &steps, const CompileReport &report,
+                            double run_seconds, int runs, const std::string &device) {
+  std::map<std::string, const KernelReport *> reported;
+  for (const auto &k : report.kernels) reported[k.name] = &k;
+  nlohmann::json entries = nlohmann::json::array();
+  double total = 0;
+  for (const auto &s : steps) {
+    nlohmann::json e = {{"name", s.name},
+                        {"kind", step_kind_name(s.kind)},
+                        {"calls", s.calls},
+                        {"seconds", median(s.seconds)}};
+    if (auto it = reported.find(s.name); s.kind == StepKind::Kernel && it != reported.end()) {
+      const KernelReport &k = *it->second;
+      e["origin"] = k.origin;
+      if (!k.hash.empty()) e["hash"] = k.hash;
+      if (k.seconds > 0) e["alone_seconds"] = k.seconds;
+      if (k.untuned_seconds > 0) e["alone_untuned_seconds"] = k.untuned_seconds;
+    }
+    total += median(s.seconds);
+    entries.push_back(std::move(e));
+  }
+  return {{"device", device},     {"runs", runs}, {"run_seconds", run_seconds},
+          {"steps_seconds", total}, {"steps", std::move(entries)}};
+}
+
+/// One line for stderr: where the profiled run's time went, by kind of step.
+std::string profile_summary(const std::vector<ProfiledStep> &steps, double run_seconds) {
+  std::map<StepKind, double> by_kind;
+  std::map<StepKind, int> count;
+  for (const auto &s : steps) {
+    by_kind[s.kind] += median(s.seconds);
+    ++count[s.kind];
+  }
+  char text[160];
+  std::snprintf(text, sizeof text, "profile: run %.4f s: %d kernels %.4f s", run_seconds,
+                count[StepKind::Kernel], by_kind[StepKind::Kernel]);
+  std::string line = text;
+  for (StepKind kind : {StepKind::Host, StepKind::Transfer, StepKind::Fill}) {
+    if (!count[kind]) continue;
+    std::snprintf(text, sizeof text, ", %s %.4f s", step_kind_name(kind), by_kind[kind]);
+    line += text;
+  }
+  return line;
+}
+
 void run(const RunOptions &options) {
   tile::Program program = tile::parse_program(tile::read_source_file(options.program));
   DeviceRegistry registry = builtin_devices();
@@ -145,14 +220,21 @@ void run(const RunOptions &options) {
   stats.cache_misses = report.cache_misses;
   stats.tuning_trials = report.tuning_trials;
   stats.tune_seconds = report.tune_seconds;
+  const bool profiling = !options.profile.empty();
+  if (profiling && !executable->can_profile())
+    fail("device '" + device->info().name + "' cannot profile a run (--profile); use cpu, opencl or vulkan");
+  executable->set_profiling(profiling);
   TensorMap outputs;
   std::vector<double> times;
+  std::vector<RunProfile> profiles;
   for (int i = 0; i < options.repeat; ++i) {
     start = std::chrono::steady_clock::now();
     outputs = executable->run(inputs);
     times.push_back(seconds_since(start));
+    if (profiling) profiles.push_back(executable->profile());
   }
   stats.run_seconds = median(times);
+  std::vector<ProfiledStep> profiled = merge_profiles(profiles);
 
   std::error_code ec;
   if (!options.out_dir.empty() && !std::filesystem::is_directory(options.out_dir)) {
@@ -170,8 +252,13 @@ void run(const RunOptions &options) {
   }
   if (!options.stats.empty())
     files.add(options.stats, stats_json(stats, device->info().name).dump(2) + "\n");
+  if (profiling)
+    files.add(options.profile,
+              profile_json(profiled, report, stats.run_seconds, options.repeat, device->info().name).dump(2) +
+                  "\n");
   files.commit();
   for (const auto &line : lines) std::cout << line << "\n";
+  if (profiling) std::cerr << profile_summary(profiled, stats.run_seconds) << " -> " << options.profile << "\n";
 }
 
 }  // namespace
@@ -187,6 +274,8 @@ void add_run_command(CLI::App &app) {
   cmd->add_option("--out-dir", options->out_dir,
                   "Directory for the outputs, NAME.npy each (default: current directory)");
   cmd->add_option("--stats", options->stats, "Write compile and run statistics to this JSON file");
+  cmd->add_option("--profile", options->profile,
+                  "Time each kernel, host step and transfer of the runs; write the medians to this JSON file");
   CLI::Option *spec =
       cmd->add_option("--spec", options->spec,
                       "Input types as JSON: {\"inputs\": {\"A\": {\"dtype\", \"shape\"}}}");

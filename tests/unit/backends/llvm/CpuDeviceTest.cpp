@@ -53,5 +53,28 @@ TEST(CpuDevice, UpsamplingAssign) {
   EXPECT_EQ(got, (std::vector<float>{1, 1, 2, 2, 3, 3}));
 }
 
+// A profile has nothing until profiling is on; then one entry per kernel in launch order, each timed.
+TEST(CpuDevice, ProfileTimesEachKernelOnlyWhenAsked) {
+  auto bound = tile::bind(tile::parse_program("function (A[N]) -> (C) {\n"
+                                              "  B[i : N] = +(A[i] * A[i]);\n"
+                                              "  C[0 : 1] = +(B[i]);\n}\n"),
+                          {{"A", vec({1, 2, 3}).type()}});
+  auto executable = builtin_devices().create("cpu")->compile(bound);
+  ASSERT_TRUE(executable->can_profile());
+  executable->run({{"A", vec({1, 2, 3})}});
+  EXPECT_TRUE(executable->profile().steps.empty());
+
+  executable->set_profiling(true);
+  auto out = executable->run({{"A", vec({1, 2, 3})}});
+  EXPECT_EQ(out.at("C").as<float>()[0], 14.0f);
+  std::vector<std::string> kernels;
+  for (const auto &step : executable->profile().steps) {
+    if (step.kind != StepKind::Kernel) continue;
+    EXPECT_GT(step.seconds, 0) << step.name;
+    kernels.push_back(step.name);
+  }
+  EXPECT_EQ(kernels, (std::vector<std::string>{"B", "C"}));
+}
+
 }  // namespace
 }  // namespace tessera
