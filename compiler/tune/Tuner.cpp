@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "compiler/ApplySchedule.h"
 #include "compiler/tune/SearchSpace.h"
@@ -114,6 +115,32 @@ std::string difference(const Kernel &k, const Measurement &ref, const Measuremen
   return "";
 }
 
+/// The winner of many trials is partly the luckiest: one undisturbed moment on a shared machine
+/// makes a candidate look faster than it is (ResNet convs tuned under load ran 1.2x slower in a
+/// benchmark than the model's schedule they had beaten in their trials). So the winner and the
+/// untuned kernel are timed again in alternation, and the winner stays only when it still beats
+/// the untuned kernel by kConfirmMargin; the result carries the confirmation's times.
+constexpr int kConfirmRounds = 2;
+constexpr double kConfirmMargin = 0.03;
+
+void confirm_winner(const ContractionNest &nest, const Kernel &untuned, const Schedule &model,
+                    const std::vector<std::vector<std::byte>> &inputs, int runs, KernelBench &bench,
+                    TuneResult &result) {
+  Kernel winner{untuned.name, untuned.params, apply_schedule(nest, result.best)};
+  double u = std::numeric_limits<double>::infinity(), w = u;
+  for (int round = 0; round < kConfirmRounds; ++round) {
+    u = std::min(u, fastest(bench.measure(untuned, inputs, 1, runs).seconds));
+    w = std::min(w, fastest(bench.measure(winner, inputs, 1, runs).seconds));
+  }
+  result.untuned_seconds = u;
+  if (w < u * (1 - kConfirmMargin)) {
+    result.best_seconds = w;
+  } else {
+    result.best = model;
+    result.best_seconds = u;
+  }
+}
+
 }  // namespace
 
 double nest_flops(const ContractionNest &nest) {
@@ -165,6 +192,7 @@ TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const
     result.trials.push_back(std::move(trial));
     if (on_trial) on_trial(result.trials.back(), result);
   }
+  if (!(result.best == model)) confirm_winner(nest, untuned, model, inputs, runs, bench, result);
   return result;
 }
 

@@ -57,7 +57,9 @@ using TrialCallback = std::function<void(const Trial &, const TuneResult &so_far
 
 /// Tunes the kernel of `nest` on `bench`. `untuned` is the kernel under the cost model's schedule
 /// `model`: timed first, its output is the reference every other candidate must match; candidates
-/// keep its name and parameters. Throws tile::Error when the untuned kernel fails to build or run.
+/// keep its name and parameters. A winner other than `model` is timed again against it, in
+/// alternation, and kept only when it is still at least 3% faster (TuneResult then holds those
+/// times). Throws tile::Error when the untuned kernel fails to build or run.
 TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const Schedule &model,
                        const TargetInfo &target, KernelBench &bench, const Budget &budget,
                        const TrialCallback &on_trial = {});

@@ -7,11 +7,13 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "backends/Registry.h"
 #include "backends/interp/InterpDevice.h"
 #include "backends/llvm/CpuDevice.h"
 #include "backends/llvm/CpuKernelBench.h"
+#include "compiler/IRPrinter.h"
 #include "compiler/tune/Canonical.h"
 #include "compiler/tune/Tuner.h"
 #include "runtime/KernelCache.h"
@@ -74,6 +76,45 @@ class Saboteur : public compiler::tune::KernelBench {
   bool wrong_;
   compiler::Stmt untuned_;
 };
+
+/// A bench with made-up times over real runs (outputs stay right): the untuned kernel always takes
+/// 1 ms; every other kernel takes `first` the first time it is timed and `later` ever after.
+class FixedTimes : public compiler::tune::KernelBench {
+ public:
+  FixedTimes(double first, double later) : first_(first), later_(later) {}
+  compiler::tune::Measurement measure(const compiler::Kernel &k, const std::vector<std::vector<std::byte>> &in,
+                                      int warmup, int runs) override {
+    if (!untuned_) untuned_ = k.body;  // the tuner times the untuned kernel first
+    auto m = real_.measure(k, in, warmup, runs);
+    double t = k.body == untuned_ ? 1e-3 : timed_.insert(compiler::print_stmt(k.body)).second ? first_ : later_;
+    for (auto &s : m.seconds) s = t;
+    return m;
+  }
+
+ private:
+  llvm_backend::CpuKernelBench real_;
+  double first_, later_;
+  compiler::Stmt untuned_;
+  std::set<std::string> timed_;
+};
+
+TEST(Tuner, AWinnerThatWasLuckyOnceIsNotKept) {
+  // Every candidate looks twice as fast in its trial and is slower when timed again beside the
+  // untuned kernel: the cost model's schedule stays, with the confirmation's times.
+  auto k = capture(bind_text(kMatmul, {{"A", f32({48, 64})}, {"B", f32({64, 96})}})).at(0);
+  FixedTimes lucky(0.5e-3, 1.5e-3);
+  auto r = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), lucky, {4, 30});
+  ASSERT_EQ(r.trials.size(), 4u);
+  EXPECT_DOUBLE_EQ(r.trials[1].seconds, 0.5e-3);
+  EXPECT_EQ(r.best, k.model);
+  EXPECT_DOUBLE_EQ(r.best_seconds, 1e-3);
+  EXPECT_DOUBLE_EQ(r.untuned_seconds, 1e-3);
+  // One that stays faster is kept.
+  FixedTimes faster(0.5e-3, 0.5e-3);
+  auto f = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), faster, {4, 30});
+  EXPECT_FALSE(f.best == k.model);
+  EXPECT_DOUBLE_EQ(f.best_seconds, 0.5e-3);
+}
 
 TEST(Tuner, AWrongCandidateNeverWins) {
   auto k = capture(bind_text(kMatmul, {{"A", f32({48, 64})}, {"B", f32({64, 96})}})).at(0);
