@@ -59,6 +59,19 @@ const tile::BoundStatement &statement(const tile::BoundProgram &p, const std::st
 
 }  // namespace
 
+std::set<std::string> written_whole_first(const LoweredProgram &lowered) {
+  std::set<std::string> seen, whole;
+  for (const auto &step : lowered.steps) {
+    if (step.kind == Step::Kind::Host) {
+      seen.insert(step.host_statement);  // its reads were written by earlier steps
+      continue;
+    }
+    for (const auto &p : step.kernel.params)
+      if (seen.insert(p.name).second && p.is_output && step.writes_whole_output) whole.insert(p.name);
+  }
+  return whole;
+}
+
 LoweredProgram lower(const tile::BoundProgram &program, const TargetInfo &target, const LowerOptions &options) {
   auto log = [&](const std::string &pass, const std::string &before, const std::string &after) {
     if (options.log && before != after) options.log(pass, after);
@@ -90,6 +103,7 @@ LoweredProgram lower(const tile::BoundProgram &program, const TargetInfo &target
       }
       step.kind = Step::Kind::Kernel;
       step.kernel = make_kernel(program, s.output, *body);
+      step.writes_whole_output = true;  // every special stores each element (scatter clears its output first)
       log("lower " + s.output, "", print_kernel(step.kernel));
     } else {
       ContractionNest nest;
@@ -104,6 +118,7 @@ LoweredProgram lower(const tile::BoundProgram &program, const TargetInfo &target
       body = apply_schedule(nest, step.schedule);
       step.kind = Step::Kind::Kernel;
       step.kernel = make_kernel(program, s.output, body);
+      step.writes_whole_output = nest.stores_every_element(program.type_of(nest.out_buffer).shape);
       if (options.choose) {
         Schedule chosen = options.choose(nest, step.kernel, step.schedule);
         if (chosen != step.schedule) {

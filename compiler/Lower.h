@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct Step {
   std::string host_statement;    // Host: the name of the bound statement to interpret
   Schedule schedule;             // Kernel: how it was scheduled
   std::vector<std::string> fused;  // the statements this kernel computes (for `tessera lower`)
+  /// Kernel: it stores every element of its output whatever the inputs, so a device need not
+  /// zero-fill the output before it (Tile's unwritten elements are 0 only where it does not).
+  bool writes_whole_output = false;
 };
 
 struct LoweredProgram {
@@ -58,6 +62,10 @@ struct LowerOptions {
   std::function<void(const std::string &pass, const std::string &ir)> log;
   std::function<Schedule(const ContractionNest &nest, const Kernel &model_kernel, const Schedule &model)> choose;
 };
+
+/// The outputs and temporaries that the first step touching them overwrites whole: a device need
+/// not zero-fill them before a run (every other one starts at 0, Tile's unwritten value).
+std::set<std::string> written_whole_first(const LoweredProgram &lowered);
 
 /// Lowers `program` for `target`. Throws tile::Error for a program the compiler cannot handle
 /// (with the statement's source location).

@@ -23,6 +23,13 @@ bool ContractionNest::guard_free(size_t j) const {
   return true;
 }
 
+bool ContractionNest::stores_every_element(const std::vector<int64_t> &shape) const {
+  if (outputs() != shape.size()) return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (!indices[d].output || indices[d].lo != 0 || indices[d].extent != shape[d]) return false;
+  return true;
+}
+
 bool ContractionNest::needs_written_flag() const {
   bool reduces = indices.size() > outputs();
   bool always_written = !empty && guards.empty() && divisibility.empty();

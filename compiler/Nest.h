@@ -40,6 +40,10 @@ struct ContractionNest {
   size_t outputs() const;
   /// Whether an element can be unwritten and its unwritten value differs from the identity.
   bool needs_written_flag() const;
+  /// Whether the nest's kernel stores every element of its output buffer (of `shape`) whatever the
+  /// inputs: the output box is the whole tensor (elements no point reaches are stored as unwritten).
+  /// A device need not zero-fill such a buffer first.
+  bool stores_every_element(const std::vector<int64_t> &shape) const;
   /// Whether no guard or divisibility condition involves index `j` (it can be tiled and
   /// vectorized freely).
   bool guard_free(size_t j) const;

@@ -9,9 +9,16 @@ namespace tessera {
 
 using tile::DType;
 
-HostTensor::HostTensor(tile::TensorType type)
-    : type_(std::move(type)),
-      data_(static_cast<size_t>(type_.elements()) * tile::dtype_size(type_.dtype)) {}
+HostTensor::HostTensor(tile::TensorType type) : HostTensor(uninitialized(std::move(type))) {
+  if (!data_.empty()) std::memset(data_.data(), 0, data_.size());
+}
+
+HostTensor HostTensor::uninitialized(tile::TensorType type) {
+  HostTensor t;
+  t.data_.resize(static_cast<size_t>(type.elements()) * tile::dtype_size(type.dtype));
+  t.type_ = std::move(type);
+  return t;
+}
 
 namespace {
 template <typename T> T load(const std::byte *p, int64_t i) {

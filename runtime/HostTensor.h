@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "tile/Bind.h"
@@ -23,12 +24,21 @@ template <typename T> struct CacheLineAllocator {
   T *allocate(size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), kAlign)); }
   void deallocate(T *p, size_t) { ::operator delete(p, kAlign); }
   template <typename U> bool operator==(const CacheLineAllocator<U> &) const { return true; }
+  // Default-initialization: a sized vector is not zeroed element by element (HostTensor zeroes
+  // its bytes itself, except for an output a kernel overwrites whole).
+  template <typename U> void construct(U *p) { ::new (static_cast<void *>(p)) U; }
+  template <typename U, typename... Args> void construct(U *p, Args &&...args) {
+    ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
+  }
 };
 
 class HostTensor {
  public:
   HostTensor() = default;
   explicit HostTensor(tile::TensorType type);  // zero-filled
+  /// Storage whose bytes are left as the allocator gave them, for an output that a kernel will
+  /// overwrite whole (a fill of a large output costs as much as a small kernel).
+  static HostTensor uninitialized(tile::TensorType type);
 
   const tile::TensorType &type() const { return type_; }
   tile::DType dtype() const { return type_.dtype; }

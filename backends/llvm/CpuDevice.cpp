@@ -83,7 +83,8 @@ class CpuExecutable : public Executable {
         out[name] = inputs.at(name);
         continue;
       }
-      out[name] = HostTensor(type);
+      // Zeroed below before its first step, unless that step's kernel overwrites it whole.
+      out[name] = never_written_.count(name) ? HostTensor(type) : HostTensor::uninitialized(type);
       where[name] = out[name].data();
     }
     for (const auto &[name, offset] : plan_.offset)
@@ -128,10 +129,12 @@ class CpuExecutable : public Executable {
     return uses;
   }
 
-  // Temporaries get arena offsets by lifetime; each is zeroed before the step that first uses it
-  // (Tile's unwritten elements are 0, and reused memory holds an earlier tensor).
+  // Temporaries get arena offsets by lifetime. Each temporary and output is zeroed before the step
+  // that first uses it (Tile's unwritten elements are 0, and reused memory holds an earlier
+  // tensor), unless that step's kernel stores every element of it.
   void plan() {
     std::map<std::string, llvm_backend::PlannedTemp> temps;
+    std::set<std::string> seen, whole = compiler::written_whole_first(lowered_);
     zero_before_.assign(lowered_.steps.size(), {});
     for (size_t i = 0; i < lowered_.steps.size(); ++i) {
       const auto &s = lowered_.steps[i];
@@ -141,21 +144,26 @@ class CpuExecutable : public Executable {
         fns_.push_back(nullptr);
       for (const auto &name : step_uses(s)) {
         auto it = buffers_.find(name);
-        if (it == buffers_.end() || it->second->role != compiler::BufferInfo::Role::Temp)
+        if (it == buffers_.end() || it->second->role == compiler::BufferInfo::Role::Input || input_names_.count(name))
           continue;
+        if (seen.insert(name).second && !whole.count(name)) zero_before_[i].push_back(name);
+        if (it->second->role != compiler::BufferInfo::Role::Temp) continue;
         auto [t, inserted] = temps.try_emplace(name);
-        if (inserted) {
-          t->second = {name, bytes_of(name), i, i};
-          zero_before_[i].push_back(name);
-        }
+        if (inserted) t->second = {name, bytes_of(name), i, i};
         t->second.last_step = i;
       }
     }
+    for (const auto &[name, type] : program_.outputs)
+      if (!seen.count(name)) never_written_.insert(name);
     std::vector<llvm_backend::PlannedTemp> list;
     for (auto &[n, t] : temps)
       list.push_back(t);
     plan_ = llvm_backend::plan_buffers(list);
-    arena_.reset(static_cast<std::byte *>(std::aligned_alloc(64, std::max<int64_t>(plan_.arena_bytes, 64))));
+    int64_t arena_bytes = std::max<int64_t>(plan_.arena_bytes, 64);
+    arena_.reset(static_cast<std::byte *>(std::aligned_alloc(64, arena_bytes)));
+    // All ones (NaN, -1) rather than the zero pages of a fresh allocation: a kernel that claimed to
+    // overwrite a temporary whole but did not shows on the first run, not after memory is reused.
+    std::memset(arena_.get(), 0xff, arena_bytes);
   }
 
   // A statement the compiler left to the host: evaluated by the interpreter on copies of the
@@ -181,6 +189,7 @@ class CpuExecutable : public Executable {
   std::map<std::string, const compiler::BufferInfo *> buffers_;
   std::map<std::string, const tile::BoundStatement *> statements_;
   std::vector<std::vector<std::string>> zero_before_;
+  std::set<std::string> never_written_;  // outputs no step uses (zeroed when created)
   llvm_backend::BufferPlan plan_;
   std::unique_ptr<std::byte, AlignedFree> arena_;
 };

@@ -45,13 +45,20 @@ class OpenCLExecutable : public Executable {
  public:
   OpenCLExecutable(ClDevice &d, tile::BoundProgram program, compiler::LoweredProgram lowered, KernelCache *cache,
                    const std::string &fingerprint)
-      : d_(d), program_(std::move(program)), lowered_(std::move(lowered)) {
+      : d_(d), program_(std::move(program)), lowered_(std::move(lowered)),
+        written_whole_(compiler::written_whole_first(lowered_)) {
     cl_int err = CL_SUCCESS;
     for (const auto &b : lowered_.buffers) {
       size_t bytes = std::max<size_t>(8, b.elements * tile::dtype_size(b.dtype));
       cl_mem m = clCreateBuffer(d_.context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
       check(err, d_.name() + ": clCreateBuffer of " + std::to_string(bytes) + " bytes for " + b.name);
       mems_[b.name] = {m, bytes, b.role};
+      // All ones (NaN, -1) in a buffer never zero-filled: a kernel that claimed to overwrite it
+      // whole but did not shows on the first run rather than as a stale earlier result.
+      if (written_whole_.count(b.name)) {
+        cl_uchar ones = 0xff;
+        check(clEnqueueFillBuffer(d_.queue, m, &ones, 1, 0, bytes, 0, nullptr, nullptr), d_.name() + ": clEnqueueFillBuffer");
+      }
     }
     for (const auto &step : lowered_.steps) {
       Launch l;
@@ -91,9 +98,10 @@ class OpenCLExecutable : public Executable {
     std::lock_guard<std::mutex> lock(run_mutex_);
     timer_.restart();
     clike::write_inputs(program_, inputs, io_);
-    // Tile's unwritten elements are 0: outputs and temporaries start zeroed on every run.
+    // Tile's unwritten elements are 0: outputs and temporaries start zeroed on every run, except
+    // those their first kernel overwrites whole.
     for (auto &[name, m] : mems_) {
-      if (m.role == compiler::BufferInfo::Role::Input) continue;
+      if (m.role == compiler::BufferInfo::Role::Input || written_whole_.count(name)) continue;
       timer_.time(StepKind::Fill, name, [&, &m = m] {
         cl_uchar zero = 0;
         check(clEnqueueFillBuffer(d_.queue, m.mem, &zero, 1, 0, m.bytes, 0, nullptr, nullptr),
@@ -157,6 +165,7 @@ class OpenCLExecutable : public Executable {
   ClDevice &d_;
   tile::BoundProgram program_;
   compiler::LoweredProgram lowered_;
+  std::set<std::string> written_whole_;  // need no fill before a run
   std::map<std::string, Mem> mems_;
   std::vector<Launch> launches_;
   clike::BufferIO io_ = make_io();
@@ -173,10 +182,12 @@ class OpenCLDevice : public Device {
     std::string cache_path = options.cache_path ? *options.cache_path : KernelCache::default_path();
     auto bench = opencl::make_kernel_bench(d_.index, cache_path);
     return compile_with_schedules(program, info(), target_of(d_), bench.get(), options,
-                                  [&](compiler::LoweredProgram lowered, ScheduleSelector &) {
+                                  [&](compiler::LoweredProgram lowered, ScheduleSelector &selector) {
+                                    // No cache for the schedules (policy off, or a file that cannot be
+                                    // opened) means none for the program binaries either.
+                                    KernelCache *binaries = selector.cache() ? binary_cache(cache_path) : nullptr;
                                     return std::make_unique<OpenCLExecutable>(d_, program, std::move(lowered),
-                                                                              binary_cache(cache_path),
-                                                                              device_fingerprint(info()));
+                                                                              binaries, device_fingerprint(info()));
                                   });
   }
   std::string source(const tile::BoundProgram &program) override {

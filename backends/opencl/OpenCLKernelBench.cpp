@@ -17,7 +17,7 @@ class OpenCLKernelBench : public compiler::tune::KernelBench {
  public:
   OpenCLKernelBench(int index, const std::string &cache_path)
       : d_(device_at(index)),
-        cache_(cache_path.empty() ? nullptr : binary_cache(cache_path)),
+        cache_path_(cache_path),
         fingerprint_(device_fingerprint({d_.name(), "opencl", opencl_device_description(index), d_.facts})) {}
 
   Measurement measure(const compiler::Kernel &kernel, const std::vector<std::vector<std::byte>> &inputs, int warmup,
@@ -26,6 +26,8 @@ class OpenCLKernelBench : public compiler::tune::KernelBench {
     bool fp64 = src.uses_fp64;
     for (const auto &p : kernel.params) fp64 |= p.dtype == tile::DType::Float64;
     if (fp64 && !d_.fp64) throw tile::Error("error: " + d_.label() + " has no float64 (cl_khr_fp64); kernel " + kernel.name + " needs it");
+    // Opened on first use: a compile that never tunes (policy off or cached) leaves the file alone.
+    if (!cache_path_.empty() && !cache_) cache_ = binary_cache(cache_path_);
     cl_program program = program_for(d_, src, cache_, fingerprint_);
     cl_int err = CL_SUCCESS;
     Resources r;
@@ -91,7 +93,8 @@ class OpenCLKernelBench : public compiler::tune::KernelBench {
   };
 
   ClDevice &d_;
-  KernelCache *cache_;
+  std::string cache_path_;
+  KernelCache *cache_ = nullptr;
   std::string fingerprint_;
 };
 

@@ -57,6 +57,17 @@ def test_policies_cached_and_off_never_time(tessera, tmp_path, conv):
     assert not (tmp_path / "other.db").exists()  # off never opens the cache
 
 
+@pytest.mark.parametrize("device", ["cpu", "opencl:0", "vulkan:0"])
+def test_policy_off_creates_no_cache_file_on_any_device(tessera, tmp_path, conv, device):
+    if device not in {d["name"] for d in json.loads(tessera("devices", "--json").stdout)}:
+        pytest.skip(f"no {device} on this machine")
+    program, spec = conv
+    env = dict(env_with(tmp_path, "off"), TESSERA_DEVICE=device)
+    off, _ = run_stats(tessera, tmp_path, program, spec, env, "off")
+    assert off["tuning_trials"] == 0 and off["cache_hits"] == 0 and off["cache_misses"] == 0
+    assert not (tmp_path / "cache.db").exists()  # neither schedules nor compiled binaries are stored
+
+
 def test_unknown_policy_is_an_error(tessera, tmp_path, conv):
     program, spec = conv
     proc = tessera("run", program, "--spec", spec, "--random", "1", "--out-dir", tmp_path,

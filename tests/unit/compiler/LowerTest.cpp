@@ -157,6 +157,25 @@ TEST(LowerVsInterp, ConvWithBiasAndReluIsOneKernel) {
 TEST(LowerVsInterp, Specials) {
   expect_matches_interp("function (A[N, M]) -> (O) { O = reshape(A, 6, 2); }", {{"A", f32({3, 4})}});
   expect_matches_interp("function (A[N, M]) -> (O) { O = index(A, 1); }", {{"A", f32({3, 4})}});
+  // Random int32 indices in (-1, 1) are all 0: scatter leaves rows 1-3 unwritten, which it must
+  // still store (it claims to overwrite its output whole).
+  TensorType i32x6{DType::Int32, {6}};
+  expect_matches_interp("function (V[K, M], I[K], S[N, M]) -> (O) { O = scatter(V, I, S); }",
+                        {{"V", f32({6, 3})}, {"I", i32x6}, {"S", f32({4, 3})}});
+  expect_matches_interp("function (T[N, M], I[K]) -> (O) { O = gather(T, I); }", {{"T", f32({5, 3})}, {"I", i32x6}});
+}
+
+TEST(Lower, BuffersNeedNoFillOnlyWhenAKernelOverwritesThemFirst) {
+  // prng_* run on the host (no claim about what they write); the kernel after them, and the
+  // fused conv kernel, store every element of their outputs.
+  auto prng = bind_text("function (X[N, M]) -> (S, V) { T = prng_step(X, 3, 4); S = prng_state(T); "
+                        "U = prng_value(T); V = U * 2.0; }",
+                        {{"X", {DType::UInt32, {3, 2048}}}});
+  EXPECT_EQ(written_whole_first(lower(prng, TargetInfo{})), (std::set<std::string>{"V"}));
+  auto conv = bind_text("function (I[N, H, C], K[KH, C, F]) -> (R) { "
+                        "O[n, x, f : N, H, F] = +(I[n, x + k - 1, c] * K[k, c, f]); R = relu(O); }",
+                        {{"I", f32({1, 6, 3})}, {"K", f32({3, 3, 4})}});
+  EXPECT_EQ(written_whole_first(lower(conv, TargetInfo{})), (std::set<std::string>{"R"}));
 }
 
 TEST(Lower, UnboundedIndexIsAnError) {

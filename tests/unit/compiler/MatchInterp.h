@@ -1,9 +1,12 @@
 // Runs every step of a lowered program with LoopEval on random inputs and compares each output
-// with the interpreter's: the oracle check the compiler's unit tests share.
+// with the interpreter's: the oracle check the compiler's unit tests share. A buffer whose first
+// kernel claims to overwrite it whole (Step::writes_whole_output) starts as NaN, every other one
+// as 0, so a wrong claim shows as a NaN in the output.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 
@@ -25,12 +28,15 @@ inline void expect_lowered_matches_interp(const tile::BoundProgram &bound, const
     for (int64_t i = 0; i < t.elements(); ++i) eval.buffers[name].push_back(t.get_double(i));
     inputs[name] = t;
   }
-  for (const auto &b : lowered.buffers)
-    if (!eval.buffers.count(b.name)) eval.buffers[b.name].assign(b.elements, 0);
   for (const auto &step : lowered.steps) {
     ASSERT_EQ(step.kind, Step::Kind::Kernel) << step.host_statement;
+    for (const auto &p : step.kernel.params)
+      if (!eval.buffers.count(p.name))
+        eval.buffers[p.name].assign(p.elements, p.is_output && step.writes_whole_output ? std::nan("") : 0.0);
     eval.run(step.kernel.body);
   }
+  for (const auto &b : lowered.buffers)
+    if (!eval.buffers.count(b.name)) eval.buffers[b.name].assign(b.elements, 0);
   TensorMap expected = interpret(bound, inputs);
   for (const auto &[name, t] : expected) {
     const auto &got = eval.buffers.at(name);
