@@ -1,16 +1,13 @@
 #include "compiler/ApplySchedule.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
-#include <set>
 
 #include "compiler/GpuMapping.h"
 #include "compiler/IRBuild.h"
-#include "compiler/IRMutator.h"
-#include "compiler/IRVisitor.h"
+#include "compiler/Panel.h"
 #include "compiler/Simplify.h"
 #include "compiler/SplitBorders.h"
 #include "compiler/Substitute.h"
@@ -72,47 +69,6 @@ Schedule normalized(const ContractionNest &n, Schedule s) {
 
 // ---- Packing the vector operand's panel -------------------------------------------------------
 
-// Integer value of index math over known variables (Add, Sub, Mul, floor Div/Mod of integers).
-bool eval_index(const Expr &e, const std::map<std::string, int64_t> &vars, int64_t &out) {
-  if (auto *i = as<IntImm>(e)) return out = i->value, true;
-  if (auto *v = as<Var>(e)) {
-    auto it = vars.find(v->name);
-    return it != vars.end() && (out = it->second, true);
-  }
-  auto *b = as<Binary>(e);
-  int64_t x, y;
-  if (!b || !eval_index(b->a, vars, x) || !eval_index(b->b, vars, y)) return false;
-  switch (b->op) {
-    case Op::Add: out = x + y; return true;
-    case Op::Sub: out = x - y; return true;
-    case Op::Mul: out = x * y; return true;
-    default: return false;  // fractional accesses are not packed
-  }
-}
-
-class VarsOf : public IRVisitor {
- public:
-  std::set<std::string> names;
-  std::vector<const Load *> loads;
-  using IRVisitor::visit;
-  void visit(const Var *op) override { names.insert(op->name); }
-  void visit(const Load *op) override {
-    loads.push_back(op);
-    IRVisitor::visit(op);
-  }
-};
-
-class ReplaceLoad : public IRMutator {
- public:
-  ReplaceLoad(const Load *target, Expr with) : target_(target), with_(std::move(with)) {}
-  using IRMutator::visit;
-  Expr visit(const Load *op, const Expr &self) override { return op == target_ ? with_ : IRMutator::visit(op, self); }
-
- private:
-  const Load *target_;
-  Expr with_;
-};
-
 // A kernel-local copy of the vector operand's panel for one vector tile: laid out [reduction
 // point][tile lane], filled once per tile and read contiguously by every row tile after it.
 struct Pack {
@@ -122,56 +78,6 @@ struct Pack {
   Stmt fill;
   Expr value;  // n.value reading the panel
 };
-
-constexpr int64_t kMaxPackBytes = 1 << 20;
-
-// The operand that is contiguous in the vector index and otherwise reads only reduction indices
-// (GEMM's B, a convolution's kernel): the one worth copying into a panel. `mine` gets the
-// reduction indices it reads, in `reds` order.
-struct Packable {
-  const Load *load = nullptr;
-  std::vector<int> mine;
-};
-
-std::vector<Packable> packable_loads(const ContractionNest &n, int v, const std::vector<int> &reds) {
-  const NestIndex &vx = n.indices[v];
-  std::vector<Packable> found;
-  VarsOf all;
-  all.visit_expr(n.value);
-  for (const Load *l : all.loads) {
-    VarsOf uses;
-    uses.visit_expr(l->index);
-    if (!uses.loads.empty() || !uses.names.count(vx.name)) continue;
-    std::vector<int> mine;
-    bool only = true;
-    for (const auto &name : uses.names) {
-      if (name == vx.name) continue;
-      auto it = std::find_if(reds.begin(), reds.end(), [&](int j) { return n.indices[j].name == name; });
-      if (it == reds.end()) only = false;
-    }
-    for (int j : reds)
-      if (uses.names.count(n.indices[j].name)) mine.push_back(j);
-    if (!only || mine.empty()) continue;
-    // Contiguous in the vector index: one step of it moves one element.
-    std::map<std::string, int64_t> at;
-    for (const auto &ix : n.indices) at[ix.name] = ix.lo;
-    int64_t a, b;
-    if (!eval_index(l->index, at, a)) continue;
-    at[vx.name] += 1;
-    if (!eval_index(l->index, at, b) || b - a != 1) continue;
-    // Every point of the box must read in range: no guard may limit only this operand's indices.
-    bool in_range = true;
-    for (const auto &g : n.guards) {
-      bool inside = true;
-      for (size_t j = 0; j < g.coeffs.size(); ++j)
-        if (g.coeffs[j] != 0 && !uses.names.count(n.indices[j].name)) inside = false;
-      if (inside) in_range = false;
-    }
-    if (!in_range) continue;
-    found.push_back({l, mine});
-  }
-  return found;
-}
 
 std::optional<Pack> plan_pack(const ContractionNest &n, const Schedule &s, const std::vector<int64_t> &tile,
                               const std::vector<int> &outs, const std::vector<int> &reds, const Expr &v_inner) {
@@ -192,29 +98,18 @@ std::optional<Pack> plan_pack(const ContractionNest &n, const Schedule &s, const
   if (reuse < 2) return std::nullopt;
   const NestIndex &vx = n.indices[v];
   int64_t T = tile[v];
-  for (const auto &[l, mine] : packable_loads(n, v, reds)) {
+  for (const auto &packable : packable_loads(n, v, reds)) {
+    const Load *l = packable.load;
     int64_t points = 1;
-    for (int j : mine) points *= n.indices[j].extent;
-    if (points * T * static_cast<int64_t>(tile::dtype_size(l->type.dtype)) > kMaxPackBytes) continue;
+    for (int j : packable.mine) points *= n.indices[j].extent;
+    if (points * T * static_cast<int64_t>(tile::dtype_size(l->type.dtype)) > kMaxPanelBytes) continue;
 
     Pack p;
     p.buffer = "pack_" + l->buffer;
     p.type = l->type;
     p.size = points * T;
-    Expr flat = imm(0);
-    for (int j : mine)
-      flat = bin(Op::Add, bin(Op::Mul, flat, imm(n.indices[j].extent)), bin(Op::Sub, var(n.indices[j].name), imm(n.indices[j].lo)));
-    flat = bin(Op::Mul, flat, imm(T));
-    int W = s.vector_width;
-    Expr lane = T > W ? bin(Op::Add, bin(Op::Mul, var(vx.name + "_pu"), imm(W)), var(vx.name + "_pv")) : var(vx.name + "_pv");
-    Expr vdef = bin(Op::Add, imm(vx.lo), bin(Op::Add, bin(Op::Mul, var(vx.name + "_o"), imm(T)), lane));
-    Stmt fill = Store::make(p.buffer, bin(Op::Add, flat, lane), Load::make(l->type, l->buffer, substitute(l->index, {{vx.name, vdef}})));
-    fill = For::make(vx.name + "_pv", imm(0), imm(W), ForKind::Vectorized, fill);
-    if (T > W) fill = For::make(vx.name + "_pu", imm(0), imm(T / W), ForKind::Unrolled, fill);
-    for (size_t m = mine.size(); m-- > 0;)
-      fill = For::make(n.indices[mine[m]].name, imm(n.indices[mine[m]].lo), imm(n.indices[mine[m]].extent), ForKind::Serial, fill);
-    p.fill = fill;
-    p.value = ReplaceLoad(l, Load::make(l->type, p.buffer, bin(Op::Add, flat, v_inner))).mutate(n.value);
+    p.fill = panel_fill(n, v, packable, p.buffer, T, s.vector_width, bin(Op::Add, imm(vx.lo), bin(Op::Mul, var(vx.name + "_o"), imm(T))));
+    p.value = replace_load(n.value, l, Load::make(l->type, p.buffer, bin(Op::Add, panel_offset(n, packable, T), v_inner)));
     return p;
   }
   return std::nullopt;
@@ -477,57 +372,94 @@ std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule 
   int64_t T = std::min(s.tile_sizes[v], vx.extent);  // normalized: a multiple of the width dividing the extent
   int64_t tiles = vx.extent / T;
   if (tiles < 2) return std::nullopt;
-  std::vector<int> reds;
-  for (int j : s.loop_order)
-    if (!n.indices[j].output) reds.push_back(j);
-  for (const auto &[l, mine] : packable_loads(n, v, reds)) {
-    int64_t points = 1;
-    for (int j : mine) points *= n.indices[j].extent;
-    int64_t bytes = static_cast<int64_t>(tile::dtype_size(l->type.dtype));
-    if (points * T * bytes > kMaxPackBytes || points * vx.extent * bytes <= kMaxPackBytes) continue;
-    std::string buffer = "pack_" + l->buffer, blk = vx.name + "_blk", lane = "#lane";
-    Expr flat = imm(0);
-    for (int j : mine)
-      flat = bin(Op::Add, bin(Op::Mul, flat, imm(n.indices[j].extent)), bin(Op::Sub, var(n.indices[j].name), imm(n.indices[j].lo)));
-    flat = bin(Op::Mul, flat, imm(T));
-    // The regions see the vector index as the lane within the tile; `blk` is the tile's first element.
-    ContractionNest c = n;
-    std::map<std::string, Expr> shift = {{vx.name, bin(Op::Add, var(blk), var(vx.name))}};
-    c.value = ReplaceLoad(l, Load::make(l->type, buffer, bin(Op::Add, flat, var(lane)))).mutate(n.value);
-    c.value = substitute(substitute(c.value, shift), {{lane, var(vx.name)}});
-    c.out_index = substitute(c.out_index, shift);
-    if (c.epilogue) c.epilogue = substitute(c.epilogue, shift);
-    if (c.unwritten) c.unwritten = substitute(c.unwritten, shift);
-    c.indices[v].lo = 0;
-    c.indices[v].extent = T;
-    Schedule inner = s;
-    inner.parallel_loops = 0;
-    std::vector<Stmt> parts = apply_regions(split_borders(c), inner, false);
+  std::string blk = vx.name + "_blk";
+  auto panel = tile_panel(n, s, blk, [](int64_t tile, int64_t whole) { return tile <= kMaxPanelBytes && whole > kMaxPanelBytes; });
+  if (!panel) return std::nullopt;
+  Schedule inner = s;
+  inner.parallel_loops = 0;
+  std::vector<Stmt> parts = apply_regions(split_borders(panel->nest), inner, false);
+  parts.insert(parts.begin(), panel->fill);
+  std::string t = vx.name + "_t";
+  Stmt body = Allocate::make(panel->buffer, panel->type, panel->size, false, Block::make(parts));
+  body = substitute(body, {{blk, bin(Op::Add, imm(vx.lo), bin(Op::Mul, var(t), imm(T)))}});
+  return simplify(For::make(t, imm(0), imm(tiles), s.parallel_loops > 0 ? ForKind::Parallel : ForKind::Serial, body));
+}
 
-    int W = s.vector_width;
-    Expr lane_of = T > W ? bin(Op::Add, bin(Op::Mul, var(vx.name + "_pu"), imm(W)), var(vx.name + "_pv")) : var(vx.name + "_pv");
-    Stmt fill = Store::make(buffer, bin(Op::Add, flat, lane_of),
-                            Load::make(l->type, l->buffer, substitute(l->index, {{vx.name, bin(Op::Add, var(blk), lane_of)}})));
-    fill = For::make(vx.name + "_pv", imm(0), imm(W), ForKind::Vectorized, fill);
-    if (T > W) fill = For::make(vx.name + "_pu", imm(0), imm(T / W), ForKind::Unrolled, fill);
-    for (size_t m = mine.size(); m-- > 0;)
-      fill = For::make(n.indices[mine[m]].name, imm(n.indices[mine[m]].lo), imm(n.indices[mine[m]].extent), ForKind::Serial, fill);
-    parts.insert(parts.begin(), simplify(vectorize_loops(simplify(fill))));
+// The GPU twin of the shared panel, for wide-vector devices (a CPU under OpenCL): a work-item
+// computes `tiles_per_item` consecutive row tiles (the innermost output loop) of one vector tile,
+// after copying that tile's panel of the vector operand into private memory once. SGEMM 1024 on
+// PoCL: B's rows, 4 KB apart, alias in L1 and L2 and every work-item streamed its columns from
+// L3; from the panel it ran 65 -> 134 GFLOP/s. The loops it returns are the work-item's output
+// tile loops (map_to_gpu maps them) around the copy and the row tiles. Nests gpu_panel_row
+// refuses, or whose rows do not divide into whole chunks, get the plain mapping.
+std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &schedule) {
+  Schedule s = normalized(n, schedule);
+  int v = s.vector_index, row = gpu_panel_row(n, s);
+  size_t r = n.outputs();
+  if (row < 0 || s.tiles_per_item < 2) return std::nullopt;
+  const NestIndex vx = n.indices[v], rx = n.indices[row];
+  int64_t T = std::min(s.tile_sizes[v], vx.extent);
+  int64_t rows = std::clamp<int64_t>(s.tile_sizes[row], 1, rx.extent), chunk = rows * s.tiles_per_item;
+  if (rx.extent % chunk != 0) return std::nullopt;
+  auto panel = tile_panel(n, s, "#blk", [](int64_t tile, int64_t) { return tile <= kMaxPanelBytes; });
+  if (!panel) return std::nullopt;
 
-    std::string t = vx.name + "_t";
-    Stmt body = Allocate::make(buffer, l->type, points * T, false, Block::make(parts));
-    body = substitute(body, {{blk, bin(Op::Add, imm(vx.lo), bin(Op::Mul, var(t), imm(T)))}});
-    return simplify(For::make(t, imm(0), imm(tiles), s.parallel_loops > 0 ? ForKind::Parallel : ForKind::Serial, body));
+  // Inside the work-item: the rows of one chunk from Var #rbase, each other output index at one
+  // point (Var #at_X). Outside: a loop per output index in the schedule's order, named as
+  // map_to_gpu expects (`x` or `x_o`, whichever the inside does not use).
+  ContractionNest c = panel->nest;
+  std::map<std::string, Expr> shift, bases;
+  struct Outer {
+    std::string var;
+    int64_t min, count;
+  };
+  std::map<int, Outer> outer;
+  for (size_t j = 0; j < r; ++j) {
+    const NestIndex &ix = n.indices[j];
+    if (static_cast<int>(j) == v) {
+      outer[j] = {ix.name, 0, ix.extent / T};
+      bases["#blk"] = bin(Op::Add, imm(ix.lo), bin(Op::Mul, var(ix.name), imm(T)));
+      continue;
+    }
+    std::string base = j == static_cast<size_t>(row) ? "#rbase" : "#at_" + ix.name;
+    shift[ix.name] = bin(Op::Add, var(base), var(ix.name));
+    c.indices[j].lo = 0;
+    if (static_cast<int>(j) == row) {
+      c.indices[j].extent = chunk;
+      std::string name = rows > 1 ? ix.name : ix.name + "_o";
+      outer[j] = {name, 0, ix.extent / chunk};
+      bases[base] = bin(Op::Add, imm(ix.lo), bin(Op::Mul, var(name), imm(chunk)));
+    } else {
+      c.indices[j].extent = 1;
+      if (ix.extent > 1) outer[j] = {ix.name + "_o", ix.lo, ix.extent};
+      bases[base] = ix.extent > 1 ? var(ix.name + "_o") : imm(ix.lo);
+    }
   }
-  return std::nullopt;
+  c.value = substitute(c.value, shift);
+  c.out_index = substitute(c.out_index, shift);
+  if (c.epilogue) c.epilogue = substitute(c.epilogue, shift);
+  if (c.unwritten) c.unwritten = substitute(c.unwritten, shift);
+
+  Schedule inner = s;
+  inner.parallel_loops = 0;
+  Stmt body = Allocate::make(panel->buffer, panel->type, panel->size, false,
+                             Block::make({panel->fill, apply_region(c, inner, false)}));
+  body = substitute(body, bases);
+  for (auto it = s.loop_order.rbegin(); it != s.loop_order.rend(); ++it)
+    if (auto o = outer.find(*it); o != outer.end())
+      body = For::make(o->second.var, imm(o->second.min), imm(o->second.count), ForKind::Serial, body);
+  return simplify(body);
 }
 
 }  // namespace
 
 Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
   if (is_gpu_schedule(schedule)) {
-    // GPU: one region (guards stay guards, no panel copy); its output tile loops, one register
-    // tile per iteration, become work-groups and work-items (GpuMapping.h).
+    // GPU: one region (guards stay guards); its output tile loops, one register tile per
+    // iteration (or, with tiles_per_item, a panel and a chunk of row tiles), become work-groups
+    // and work-items (GpuMapping.h).
+    if (auto panel = apply_gpu_panel(n, schedule))
+      return map_to_gpu(n, schedule, [&](const ContractionNest &, const Schedule &) { return *panel; });
     return map_to_gpu(n, schedule, [](const ContractionNest &m, const Schedule &s) { return apply_region(m, s, false); });
   }
   std::vector<ContractionNest> regions = split_borders(n);

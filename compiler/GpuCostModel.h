@@ -22,6 +22,12 @@ Schedule choose_gpu_schedule(const ContractionNest &nest, const TargetInfo &targ
 /// register spills, work wasted in partial tiles, and too few work-groups for the compute units.
 double gpu_schedule_cost(const ContractionNest &nest, const Schedule &s, const TargetInfo &target);
 
+/// Wide-vector targets: how many row tiles a work-item of `s` should compute from one copied panel
+/// of the vector operand (Schedule::tiles_per_item; ApplySchedule.h), or 1 where no panel pays:
+/// the nest allows none, its panel is small enough to stay in L1 uncopied, or chunks of row
+/// tiles would leave too few work-items for the compute units.
+int64_t panel_tiles_per_item(const ContractionNest &nest, const Schedule &s, const TargetInfo &target);
+
 /// Whether GpuMapping can stage `nest`'s operands in local memory (one reduction index, no guards).
 bool stageable(const ContractionNest &nest);
 

@@ -19,6 +19,9 @@ struct Schedule {
   int parallel_loops = 0;  // how many outermost tile loops are parallel (CPU threads / work-groups)
   std::vector<int64_t> workgroup;  // GPU work-group shape (up to 3), empty on CPUs
   bool use_local_memory = false;   // GPU: stage input tiles in local memory
+  /// GPU on wide-vector devices: consecutive row tiles each work-item computes after copying its
+  /// vector tile's panel of the vector operand once (1: one register tile, no copy).
+  int64_t tiles_per_item = 1;
 
   bool operator==(const Schedule &) const = default;
   /// Stable JSON: keys in a fixed order, no whitespace variations.

@@ -78,7 +78,13 @@ std::vector<Schedule> gpu_candidates(const ContractionNest &n, const TargetInfo 
             } else if (swap) {
               continue;
             }
+            s.tiles_per_item = 1;
             variants.push_back(s);
+            if (wide) {
+              s.tiles_per_item = panel_tiles_per_item(n, s, target);
+              if (s.tiles_per_item > 1) variants.push_back(s);
+              s.tiles_per_item = 1;
+            }
             if (stageable(n) && reduces) {
               s.use_local_memory = !s.use_local_memory;
               variants.push_back(s);

@@ -6,6 +6,7 @@
 
 #include "compiler/ApplySchedule.h"
 #include "compiler/GpuCostModel.h"
+#include "compiler/IRPrinter.h"
 #include "compiler/tune/GpuSearchSpace.h"
 #include "tests/unit/compiler/MatchInterp.h"
 #include "tile/Parser.h"
@@ -101,6 +102,38 @@ TEST(GpuMapping, EveryCandidateOfTheSearchSpaceMatchesInterp) {
                                             std::string(c.name) + " candidate " + all[i].to_json());
       }
     }
+}
+
+// Reductions whose vector operand's panel does not stay in L1 (300 x 32 floats and more): on a
+// wide target the cost model gives each work-item a chunk of row tiles and a copied panel. The
+// cases cover a batch index (a third GPU dimension), a convolution's weights read at three
+// reduction indices with a fused epilogue, and rows that divide into no whole chunk (the plain
+// mapping instead).
+TEST(GpuMapping, PanelSchedulesMatchInterp) {
+  const std::vector<Case> panel_cases = {
+      {"matmul", "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+       {{"A", {DType::Float32, {256, 300}}}, {"B", {DType::Float32, {300, 64}}}}},
+      {"dense over a batch", "function (A[B, M, K], W[K, N]) -> (C) { C[b, i, j : B, M, N] = +(A[b, i, k] * W[k, j]); }",
+       {{"A", {DType::Float32, {3, 64, 300}}}, {"W", {DType::Float32, {300, 32}}}}},
+      {"conv with relu", "function (I[N, H, W, C], K[KH, KW, C, D]) -> (R) { O[n, x, y, d : N, 32, 4, D] = +(I[n, x + i, y + j, c] * K[i, j, c, d]); R = relu(O); }",
+       {{"I", {DType::Float32, {1, 34, 6, 16}}}, {"K", {DType::Float32, {3, 3, 16, 32}}}}},
+  };
+  for (const auto &c : panel_cases) {
+    auto bound = bind_program(c.text, c.inputs);
+    auto lowered = lower(bound, wide_target());
+    EXPECT_GT(lowered.steps.at(0).schedule.tiles_per_item, 1) << c.name << ": " << lowered.steps[0].schedule.to_json();
+    test::expect_lowered_matches_interp(bound, lowered, 9, 1e-4, std::string(c.name) + " with a panel");
+  }
+  auto bound = bind_program(panel_cases[0].text, {{"A", {DType::Float32, {37, 300}}}, {"B", {DType::Float32, {300, 64}}}});
+  LowerOptions force;
+  force.choose = [](const ContractionNest &, const Kernel &, const Schedule &model) {
+    Schedule s = model;
+    s.tiles_per_item = 4;
+    return s;
+  };
+  auto lowered = lower(bound, wide_target(), force);
+  EXPECT_EQ(print_stmt(lowered.steps.at(0).kernel.body).find("pack_B"), std::string::npos) << "37 rows make no chunk of 4 tiles";
+  test::expect_lowered_matches_interp(bound, lowered, 10, 1e-4, "matmul of 37 rows, tiles_per_item 4");
 }
 
 TEST(GpuMapping, WideTargetsGetTallRegisterTilesOfVectors) {

@@ -90,6 +90,26 @@ TEST(OpenCLKernelBench, LocalMemoryStagedMatmulMatchesHandComputation) {
   for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(c[i], want[i]) << "element " << i;
 }
 
+// A reduction long enough for a panel: each work-item copies its 32 columns of B into a private
+// array, then computes 8 row tiles of 8 rows from it (GpuCostModel's panel_tiles_per_item).
+TEST(OpenCLKernelBench, PanelMatmulMatchesHandComputation) {
+  REQUIRE_DEVICE();
+  const int64_t m = 256, k = 300, n = 64;
+  auto lowered = compiler::lower(matmul(m, k, n), pocl_like());
+  const Kernel &kernel = lowered.steps.at(0).kernel;
+  EXPECT_EQ(lowered.steps[0].schedule.tiles_per_item, 8) << lowered.steps[0].schedule.to_json();
+  EXPECT_NE(kernel_source(kernel).source.find("float pack_B[9600];"), std::string::npos) << kernel_source(kernel).source;
+  auto a = values(m * k, 8), b = values(k * n, 9);
+  std::vector<std::vector<std::byte>> inputs;
+  for (const auto &p : kernel.params)
+    if (!p.is_output) inputs.push_back(bytes_of(p.name == "A" ? a : b));
+  auto result = make_kernel_bench(0)->measure(kernel, inputs, 0, 1);
+  std::vector<float> c(m * n);
+  std::memcpy(c.data(), result.outputs.at(0).data(), c.size() * 4);
+  auto want = hand_matmul(a, b, m, k, n);
+  for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(c[i], want[i]) << "element " << i;
+}
+
 // A full reduction: one work-group splits it and combines partial sums through local memory.
 TEST(OpenCLKernelBench, FullReductionSplitAcrossAWorkGroup) {
   REQUIRE_DEVICE();

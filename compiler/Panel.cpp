@@ -1,0 +1,175 @@
+#include "compiler/Panel.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "compiler/IRBuild.h"
+#include "compiler/IRMutator.h"
+#include "compiler/IRVisitor.h"
+#include "compiler/Simplify.h"
+#include "compiler/Substitute.h"
+#include "compiler/Vectorize.h"
+
+namespace tessera::compiler {
+
+namespace {
+
+using namespace ir_build;  // NOLINT: imm, var, bin, Op
+
+// Integer value of index math over known variables (Add, Sub, Mul of integers).
+bool eval_index(const Expr &e, const std::map<std::string, int64_t> &vars, int64_t &out) {
+  if (auto *i = as<IntImm>(e)) return out = i->value, true;
+  if (auto *v = as<Var>(e)) {
+    auto it = vars.find(v->name);
+    return it != vars.end() && (out = it->second, true);
+  }
+  auto *b = as<Binary>(e);
+  int64_t x, y;
+  if (!b || !eval_index(b->a, vars, x) || !eval_index(b->b, vars, y)) return false;
+  switch (b->op) {
+    case Op::Add: out = x + y; return true;
+    case Op::Sub: out = x - y; return true;
+    case Op::Mul: out = x * y; return true;
+    default: return false;  // fractional accesses are not packed
+  }
+}
+
+class VarsOf : public IRVisitor {
+ public:
+  std::set<std::string> names;
+  std::vector<const Load *> loads;
+  using IRVisitor::visit;
+  void visit(const Var *op) override { names.insert(op->name); }
+  void visit(const Load *op) override {
+    loads.push_back(op);
+    IRVisitor::visit(op);
+  }
+};
+
+class ReplaceLoad : public IRMutator {
+ public:
+  ReplaceLoad(const Load *target, Expr with) : target_(target), with_(std::move(with)) {}
+  using IRMutator::visit;
+  Expr visit(const Load *op, const Expr &self) override { return op == target_ ? with_ : IRMutator::visit(op, self); }
+
+ private:
+  const Load *target_;
+  Expr with_;
+};
+
+}  // namespace
+
+std::vector<Packable> packable_loads(const ContractionNest &n, int v, const std::vector<int> &reds) {
+  const NestIndex &vx = n.indices[v];
+  std::vector<Packable> found;
+  VarsOf all;
+  all.visit_expr(n.value);
+  for (const Load *l : all.loads) {
+    VarsOf uses;
+    uses.visit_expr(l->index);
+    if (!uses.loads.empty() || !uses.names.count(vx.name)) continue;
+    std::vector<int> mine;
+    bool only = true;
+    for (const auto &name : uses.names) {
+      if (name == vx.name) continue;
+      auto it = std::find_if(reds.begin(), reds.end(), [&](int j) { return n.indices[j].name == name; });
+      if (it == reds.end()) only = false;
+    }
+    for (int j : reds)
+      if (uses.names.count(n.indices[j].name)) mine.push_back(j);
+    if (!only || mine.empty()) continue;
+    // Contiguous in the vector index: one step of it moves one element.
+    std::map<std::string, int64_t> at;
+    for (const auto &ix : n.indices) at[ix.name] = ix.lo;
+    int64_t a, b;
+    if (!eval_index(l->index, at, a)) continue;
+    at[vx.name] += 1;
+    if (!eval_index(l->index, at, b) || b - a != 1) continue;
+    // Every point of the box must read in range: no guard may limit only this operand's indices.
+    bool in_range = true;
+    for (const auto &g : n.guards) {
+      bool inside = true;
+      for (size_t j = 0; j < g.coeffs.size(); ++j)
+        if (g.coeffs[j] != 0 && !uses.names.count(n.indices[j].name)) inside = false;
+      if (inside) in_range = false;
+    }
+    if (!in_range) continue;
+    found.push_back({l, mine});
+  }
+  return found;
+}
+
+Expr replace_load(const Expr &e, const Load *target, Expr with) { return ReplaceLoad(target, std::move(with)).mutate(e); }
+
+Expr panel_offset(const ContractionNest &n, const Packable &p, int64_t T) {
+  Expr flat = imm(0);
+  for (int j : p.mine)
+    flat = bin(Op::Add, bin(Op::Mul, flat, imm(n.indices[j].extent)), bin(Op::Sub, var(n.indices[j].name), imm(n.indices[j].lo)));
+  return bin(Op::Mul, flat, imm(T));
+}
+
+Stmt panel_fill(const ContractionNest &n, int v, const Packable &p, const std::string &buffer, int64_t T, int width,
+                const Expr &first) {
+  const NestIndex &vx = n.indices[v];
+  Expr lane = T > width ? bin(Op::Add, bin(Op::Mul, var(vx.name + "_pu"), imm(width)), var(vx.name + "_pv")) : var(vx.name + "_pv");
+  const Load *l = p.load;
+  Stmt fill = Store::make(buffer, bin(Op::Add, panel_offset(n, p, T), lane),
+                          Load::make(l->type, l->buffer, substitute(l->index, {{vx.name, bin(Op::Add, first, lane)}})));
+  fill = For::make(vx.name + "_pv", imm(0), imm(width), ForKind::Vectorized, fill);
+  if (T > width) fill = For::make(vx.name + "_pu", imm(0), imm(T / width), ForKind::Unrolled, fill);
+  for (size_t m = p.mine.size(); m-- > 0;) {
+    const NestIndex &ix = n.indices[p.mine[m]];
+    fill = For::make(ix.name, imm(ix.lo), imm(ix.extent), ForKind::Serial, fill);
+  }
+  return fill;
+}
+
+int gpu_panel_row(const ContractionNest &n, const Schedule &s) {
+  int v = s.vector_index;
+  size_t r = n.outputs();
+  if (v < 0 || n.empty || !n.divisibility.empty() || s.use_local_memory || s.tile_sizes.size() != n.indices.size())
+    return -1;
+  int row = -1;
+  for (int j : s.loop_order)
+    if (static_cast<size_t>(j) < r && j != v) row = j;
+  for (size_t j = 0; j < r; ++j)
+    if (static_cast<int>(j) != v && n.indices[j].extent > 1 &&
+        (!n.guard_free(j) || (static_cast<int>(j) != row && s.tile_sizes[j] > 1)))
+      return -1;
+  return row;
+}
+
+std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s, const std::string &blk,
+                                    const std::function<bool(int64_t, int64_t)> &accept) {
+  int v = s.vector_index;
+  const NestIndex vx = n.indices[v];
+  int64_t T = std::min(s.tile_sizes[v], vx.extent);
+  std::vector<int> reds;
+  for (int j : s.loop_order)
+    if (!n.indices[j].output) reds.push_back(j);
+  for (const auto &p : packable_loads(n, v, reds)) {
+    const Load *l = p.load;
+    int64_t points = 1;
+    for (int j : p.mine) points *= n.indices[j].extent;
+    int64_t bytes = static_cast<int64_t>(tile::dtype_size(l->type.dtype));
+    if (!accept(points * T * bytes, points * vx.extent * bytes)) continue;
+    TilePanel t{n, "pack_" + l->buffer, l->type, points * T, nullptr};
+    // The tile sees the vector index as the lane within it; `blk` is the tile's first element.
+    const std::string lane = "#lane";
+    std::map<std::string, Expr> shift = {{vx.name, bin(Op::Add, var(blk), var(vx.name))}};
+    ContractionNest &c = t.nest;
+    c.value = replace_load(n.value, l, Load::make(l->type, t.buffer, bin(Op::Add, panel_offset(n, p, T), var(lane))));
+    c.value = substitute(substitute(c.value, shift), {{lane, var(vx.name)}});
+    c.out_index = substitute(c.out_index, shift);
+    if (c.epilogue) c.epilogue = substitute(c.epilogue, shift);
+    if (c.unwritten) c.unwritten = substitute(c.unwritten, shift);
+    c.indices[v].lo = 0;
+    c.indices[v].extent = T;
+    t.fill = simplify(vectorize_loops(simplify(panel_fill(n, v, p, t.buffer, T, s.vector_width, var(blk)))));
+    return t;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tessera::compiler

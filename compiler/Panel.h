@@ -1,0 +1,62 @@
+// Panels: a contiguous copy of the vector operand's slice for one vector tile (GEMM's B columns,
+// a convolution's weights for a block of output channels), laid out [reduction point][lane], so
+// that the reduction reads it at unit stride however far apart the operand's rows are.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/Nest.h"
+#include "compiler/Schedule.h"
+
+namespace tessera::compiler {
+
+/// The largest panel a kernel copies (in bytes): beyond it the copy no longer stays in L2.
+inline constexpr int64_t kMaxPanelBytes = 1 << 20;
+
+/// A load worth copying into a panel: contiguous in the vector index, otherwise reading only
+/// reduction indices (`mine`, in the order of `reds`), and in range at every point of the box.
+struct Packable {
+  const Load *load = nullptr;
+  std::vector<int> mine;
+};
+
+/// The packable loads of `n.value` for vector index `v` and reduction indices `reds`.
+std::vector<Packable> packable_loads(const ContractionNest &n, int v, const std::vector<int> &reds);
+
+/// `e` with the load node `target` (compared by identity) replaced by `with`.
+Expr replace_load(const Expr &e, const Load *target, Expr with);
+
+/// The panel element of the reduction point (flattened over `p.mine`) for lane 0 of a tile of `T`.
+Expr panel_offset(const ContractionNest &n, const Packable &p, int64_t T);
+
+/// Copies the panel of the tile of vector index `v` whose first value is `first` into `buffer`
+/// (a Vectorized loop of `width` lanes, not yet passed through vectorize_loops).
+Stmt panel_fill(const ContractionNest &n, int v, const Packable &p, const std::string &buffer, int64_t T, int width,
+                const Expr &first);
+
+/// The row index of a GPU panel schedule (Schedule::tiles_per_item): the innermost output index
+/// of `s.loop_order` other than the vector index, or -1 where `n` and `s` allow none (no vector
+/// index, local-memory staging, a divisibility condition, a guard on an output index, or a tile
+/// on an output index other than those two).
+int gpu_panel_row(const ContractionNest &n, const Schedule &s);
+
+/// One vector tile of a nest, reading its operand from a panel.
+struct TilePanel {
+  ContractionNest nest;  // the vector index over [0, T); the tile's first element is Var `blk`
+  std::string buffer;
+  Type type;
+  int64_t size = 0;  // elements
+  Stmt fill;         // fills `buffer` for the tile at `blk` (vectorized)
+};
+
+/// The tile of `s.vector_index` (schedule normalized: its tile divides the extent) at Var `blk`,
+/// with the first packable load for which `accept(panel bytes, whole operand bytes)` holds read
+/// from its panel; none when no load is packable or accepted.
+std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s, const std::string &blk,
+                                    const std::function<bool(int64_t, int64_t)> &accept);
+
+}  // namespace tessera::compiler
