@@ -90,19 +90,8 @@ int64_t panel_tiles_per_item(const ContractionNest &n, const Schedule &s, const 
   int64_t T = std::min(s.tile_sizes[v], n.indices[v].extent), e = n.indices[row].extent;
   int64_t rows = std::clamp<int64_t>(s.tile_sizes[row], 1, e);
   if (e % rows != 0) return 1;
-  std::vector<int> reds;
-  for (int j : s.loop_order)
-    if (!n.indices[j].output) reds.push_back(j);
-  int64_t panel = 0;
-  for (const auto &p : packable_loads(n, v, reds)) {
-    int64_t bytes = T * static_cast<int64_t>(tile::dtype_size(p.load->type.dtype));
-    for (int j : p.mine) bytes *= n.indices[j].extent;
-    if (bytes <= kMaxPanelBytes) {
-      panel = bytes;
-      break;
-    }
-  }
-  if (panel < kPanelMinBytes) return 1;
+  auto panel = tile_panel(n, s, "#blk", [](int64_t bytes, int64_t) { return bytes <= kMaxPanelBytes; });
+  if (!panel || panel->size * static_cast<int64_t>(tile::dtype_size(panel->type.dtype)) < kPanelMinBytes) return 1;
   int64_t others = n.indices[v].extent / T;  // work-items besides the row chunks
   for (size_t j = 0; j < n.outputs(); ++j)
     if (static_cast<int>(j) != v && static_cast<int>(j) != row) others *= n.indices[j].extent;
