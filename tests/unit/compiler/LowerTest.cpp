@@ -212,6 +212,16 @@ TEST(Schedule, JsonRoundTripWithStableKeys) {
   EXPECT_EQ(s.to_json(), R"({"tile_sizes":[8,32,1],"loop_order":[1,0,2],"vector_index":1,"vector_width":16,"unroll":2,"parallel_loops":1,"workgroup":[],"use_local_memory":false})");
   EXPECT_EQ(Schedule::from_json(s.to_json()), s);
   EXPECT_THROW(Schedule::from_json("{\"tile_sizes\": 3}"), tile::Error);
+  // tiles_per_item appears only where it is used, so schedules stored before it read back alike.
+  s.tiles_per_item = 8;
+  EXPECT_EQ(s.to_json(), R"({"tile_sizes":[8,32,1],"loop_order":[1,0,2],"vector_index":1,"vector_width":16,"unroll":2,"parallel_loops":1,"workgroup":[],"use_local_memory":false,"tiles_per_item":8})");
+  EXPECT_EQ(Schedule::from_json(s.to_json()), s);
+  try {
+    Schedule::from_json(R"({"tile_sizes":[1],"loop_order":[0],"vector_index":-1,"vector_width":1,"unroll":1,"parallel_loops":0,"tiles_per_item":0})");
+    FAIL() << "expected an error";
+  } catch (const tile::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("non-positive vector_width, unroll or tiles_per_item"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CostModel, Sgemm1024OnAvx512IsRegisterBlocked) {
