@@ -40,6 +40,28 @@ using tessera::test::hand_matmul;
 using tessera::test::matmul;
 using tessera::test::values;
 
+// Runs a lowered m x k x n matmul kernel on opencl:0 (`runs` timed runs after `warmup`) on
+// small-integer operands from `seed` and checks every element against the hand computation.
+compiler::tune::Measurement expect_matmul_matches(const Kernel &kernel, int64_t m, int64_t k, int64_t n, uint32_t seed,
+                                                  int warmup = 0, int runs = 1) {
+  auto a = values(m * k, seed), b = values(k * n, seed + 1);
+  std::vector<std::vector<std::byte>> inputs;
+  for (const auto &p : kernel.params)
+    if (!p.is_output) inputs.push_back(bytes_of(p.name == "A" ? a : b));
+  auto result = make_kernel_bench(0)->measure(kernel, inputs, warmup, runs);
+  EXPECT_EQ(result.outputs.size(), 1u);
+  EXPECT_EQ(result.outputs.at(0).size(), size_t(m * n * 4));
+  std::vector<float> c(m * n);
+  std::memcpy(c.data(), result.outputs.at(0).data(), std::min(c.size() * 4, result.outputs[0].size()));
+  auto want = hand_matmul(a, b, m, k, n);
+  for (int64_t i = 0; i < m * n; ++i)
+    if (c[i] != want[i]) {
+      ADD_FAILURE() << "element " << i << " is " << c[i] << ", not " << want[i];
+      break;
+    }
+  return result;
+}
+
 // Sizes with partial work-groups and partial register tiles (41 rows, 48 columns: 3 float16).
 TEST(OpenCLKernelBench, GpuScheduledMatmulMatchesHandComputation) {
   REQUIRE_DEVICE();
@@ -48,20 +70,9 @@ TEST(OpenCLKernelBench, GpuScheduledMatmulMatchesHandComputation) {
   ASSERT_EQ(lowered.steps.size(), 1u);
   const Kernel &kernel = lowered.steps[0].kernel;
   ASSERT_FALSE(lowered.steps[0].schedule.workgroup.empty()) << "expected a GPU schedule";
-  auto a = values(m * k, 1), b = values(k * n, 2);
-  std::vector<std::vector<std::byte>> inputs;
-  for (const auto &p : kernel.params)
-    if (!p.is_output) inputs.push_back(bytes_of(p.name == "A" ? a : b));
-  auto bench = make_kernel_bench(0);
-  auto result = bench->measure(kernel, inputs, 1, 3);
+  auto result = expect_matmul_matches(kernel, m, k, n, 1, 1, 3);
   ASSERT_EQ(result.seconds.size(), 3u);
   for (double s : result.seconds) EXPECT_GT(s, 0);
-  ASSERT_EQ(result.outputs.size(), 1u);
-  ASSERT_EQ(result.outputs[0].size(), size_t(m * n * 4));
-  std::vector<float> c(m * n);
-  std::memcpy(c.data(), result.outputs[0].data(), c.size() * 4);
-  auto want = hand_matmul(a, b, m, k, n);
-  for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(c[i], want[i]) << "element " << i;
 }
 
 // The schedule a SIMT GPU gets (16x16 work-items, 4x4 scalar accumulators, A and B tiles staged in
@@ -79,15 +90,7 @@ TEST(OpenCLKernelBench, LocalMemoryStagedMatmulMatchesHandComputation) {
   KernelSource src = kernel_source(kernel);
   EXPECT_NE(src.source.find("__local float"), std::string::npos) << src.source;
   EXPECT_NE(src.source.find("barrier(CLK_LOCAL_MEM_FENCE)"), std::string::npos) << src.source;
-  auto a = values(m * k, 6), b = values(k * n, 7);
-  std::vector<std::vector<std::byte>> inputs;
-  for (const auto &p : kernel.params)
-    if (!p.is_output) inputs.push_back(bytes_of(p.name == "A" ? a : b));
-  auto result = make_kernel_bench(0)->measure(kernel, inputs, 0, 1);
-  std::vector<float> c(m * n);
-  std::memcpy(c.data(), result.outputs.at(0).data(), c.size() * 4);
-  auto want = hand_matmul(a, b, m, k, n);
-  for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(c[i], want[i]) << "element " << i;
+  expect_matmul_matches(kernel, m, k, n, 6);
 }
 
 // A reduction long enough for a panel: each work-item copies its 32 columns of B into a private
@@ -99,15 +102,7 @@ TEST(OpenCLKernelBench, PanelMatmulMatchesHandComputation) {
   const Kernel &kernel = lowered.steps.at(0).kernel;
   EXPECT_EQ(lowered.steps[0].schedule.tiles_per_item, 8) << lowered.steps[0].schedule.to_json();
   EXPECT_NE(kernel_source(kernel).source.find("float pack_B[9600];"), std::string::npos) << kernel_source(kernel).source;
-  auto a = values(m * k, 8), b = values(k * n, 9);
-  std::vector<std::vector<std::byte>> inputs;
-  for (const auto &p : kernel.params)
-    if (!p.is_output) inputs.push_back(bytes_of(p.name == "A" ? a : b));
-  auto result = make_kernel_bench(0)->measure(kernel, inputs, 0, 1);
-  std::vector<float> c(m * n);
-  std::memcpy(c.data(), result.outputs.at(0).data(), c.size() * 4);
-  auto want = hand_matmul(a, b, m, k, n);
-  for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(c[i], want[i]) << "element " << i;
+  expect_matmul_matches(kernel, m, k, n, 8);
 }
 
 // A full reduction: one work-group splits it and combines partial sums through local memory.
