@@ -1,7 +1,9 @@
 // SGEMM and ResNet-50 convolutions on Tessera's `cpu` device against OpenBLAS (cblas_sgemm) and
 // oneDNN in the same binary, untuned (cost model) and tuned; items/s counters are FLOP/s. Fixed seeds; only the run is timed
 // (compilation happens once, before the loop). Run with OPENBLAS_CORETYPE unset and
-// OPENBLAS_NUM_THREADS=2 (ENVIRONMENT.md).
+// OPENBLAS_NUM_THREADS=2 (ENVIRONMENT.md), and with --benchmark_repetitions=5
+// --benchmark_enable_random_interleaving=true: repetitions of Tessera and its peer then alternate,
+// so a change in the shared machine's load moves both sides of a ratio alike.
 #include <cblas.h>
 
 #include <random>
