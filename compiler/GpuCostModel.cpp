@@ -202,9 +202,11 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const TargetInfo &target)
   if (wide) {
     s.workgroup = {std::min<int64_t>(16, max_items), 1};
     s.tiles_per_item = panel_tiles_per_item(n, s, target);
+  } else if (big_tile) {
+    s.workgroup = {std::min<int64_t>(64, max_items), 1};
+  } else {
+    s.workgroup = {std::min<int64_t>(16, max_items), std::min<int64_t>(16, std::max<int64_t>(1, max_items / 16))};
   }
-  else if (big_tile) s.workgroup = {std::min<int64_t>(64, max_items), 1};
-  else s.workgroup = {std::min<int64_t>(16, max_items), std::min<int64_t>(16, std::max<int64_t>(1, max_items / 16))};
   // SIMT GPUs stage operand tiles in local memory (chunks of up to 16 reduction steps of both
   // operands' block tiles) when the nest allows it (GpuMapping.h) and they fit.
   if (!wide && !big_tile && stageable(n)) {
