@@ -389,7 +389,7 @@ std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule 
 // computes `tiles_per_item` consecutive row tiles (the innermost output loop) of one vector tile,
 // after copying that tile's panel of the vector operand into private memory once. SGEMM 1024 on
 // PoCL: B's rows, 4 KB apart, alias in L1 and L2 and every work-item streamed its columns from
-// L3; from the panel it ran 65 -> 134 GFLOP/s. The loops it returns are the work-item's output
+// L3; with the panel a whole run went from 49 to 108 GFLOP/s. The loops it returns are the work-item's output
 // tile loops (map_to_gpu maps them) around the copy and the row tiles. Nests gpu_panel_row
 // refuses, or whose rows do not divide into whole chunks, get the plain mapping.
 std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &schedule) {
@@ -435,10 +435,7 @@ std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &sc
       bases[base] = ix.extent > 1 ? var(ix.name + "_o") : imm(ix.lo);
     }
   }
-  c.value = substitute(c.value, shift);
-  c.out_index = substitute(c.out_index, shift);
-  if (c.epilogue) c.epilogue = substitute(c.epilogue, shift);
-  if (c.unwritten) c.unwritten = substitute(c.unwritten, shift);
+  shift_indices(c, shift);
 
   Schedule inner = s;
   inner.parallel_loops = 0;

@@ -140,6 +140,13 @@ int gpu_panel_row(const ContractionNest &n, const Schedule &s) {
   return row;
 }
 
+void shift_indices(ContractionNest &c, const std::map<std::string, Expr> &shift) {
+  c.value = substitute(c.value, shift);
+  c.out_index = substitute(c.out_index, shift);
+  if (c.epilogue) c.epilogue = substitute(c.epilogue, shift);
+  if (c.unwritten) c.unwritten = substitute(c.unwritten, shift);
+}
+
 std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s, const std::string &blk,
                                     const std::function<bool(int64_t, int64_t)> &accept) {
   int v = s.vector_index;
@@ -160,10 +167,8 @@ std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s,
     std::map<std::string, Expr> shift = {{vx.name, bin(Op::Add, var(blk), var(vx.name))}};
     ContractionNest &c = t.nest;
     c.value = replace_load(n.value, l, Load::make(l->type, t.buffer, bin(Op::Add, panel_offset(n, p, T), var(lane))));
-    c.value = substitute(substitute(c.value, shift), {{lane, var(vx.name)}});
-    c.out_index = substitute(c.out_index, shift);
-    if (c.epilogue) c.epilogue = substitute(c.epilogue, shift);
-    if (c.unwritten) c.unwritten = substitute(c.unwritten, shift);
+    shift_indices(c, shift);
+    c.value = substitute(c.value, {{lane, var(vx.name)}});
     c.indices[v].lo = 0;
     c.indices[v].extent = T;
     t.fill = simplify(vectorize_loops(simplify(panel_fill(n, v, p, t.buffer, T, s.vector_width, var(blk)))));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,10 @@ Stmt panel_fill(const ContractionNest &n, int v, const Packable &p, const std::s
 /// index, local-memory staging, a divisibility condition, a guard on an output index, or a tile
 /// on an output index other than those two).
 int gpu_panel_row(const ContractionNest &n, const Schedule &s);
+
+/// Rewrites every use of the index variables `shift` names (value, output index, epilogue,
+/// unwritten value) to its expression: how a nest restricted to part of its box sees the rest.
+void shift_indices(ContractionNest &c, const std::map<std::string, Expr> &shift);
 
 /// One vector tile of a nest, reading its operand from a panel.
 struct TilePanel {
