@@ -40,8 +40,8 @@ bool stageable(const ContractionNest &n) {
 double gpu_schedule_cost(const ContractionNest &n, const Schedule &s, const TargetInfo &target) {
   size_t r = n.outputs();
   bool wide = wide_vector_target(target);
-  // Scalar registers per invocation: 64, more on Vulkan where the 16x8 tile is the model's choice.
-  int registers = wide ? (target.vector_bits >= 512 ? 32 : 16) : target.backend == "vulkan" ? 160 : 64;
+  // Scalar registers per invocation: 64, more on Vulkan where the 16x16 tile is the model's choice.
+  int registers = wide ? (target.vector_bits >= 512 ? 32 : 16) : target.backend == "vulkan" ? 288 : 64;
   double points = 1, waste = 1, items = 1;
   int64_t rows = 1, cols = 1;
   for (size_t j = 0; j < r && j < s.tile_sizes.size(); ++j) {
@@ -169,14 +169,17 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const TargetInfo &target)
       s.tile_sizes[row] = t ? t : std::min(max_rows, e);
     }
   } else if (big_tile) {
-    // Vulkan: a large scalar register tile per invocation (each loaded value used 8 or 16 times),
-    // the work-group spanning the contiguous index alone. Loads decide llvmpipe's speed: it loads
+    // Vulkan: a large scalar register tile per invocation (each loaded value used 16 times), the
+    // work-group spanning the contiguous index alone. Loads decide llvmpipe's speed: it loads
     // storage buffers lane by lane (uniform or not), so the GLSL backend reads float32 inputs by
     // texels of four where tiles of 4 align them (GlslSource.h), and the fewer fetches per FMA the
-    // better while spilled accumulators cost little (SGEMM 1024 on lavapipe in GFLOP per CPU-second,
-    // the FMA roofline 42-48: by texels 16x8 23-30, 16x16 26-29, 8x16 20-25, 8x8 16-24, 4x4 10,
-    // work-groups of 8 to 64 alike; without the fetches 42; by storage-buffer loads about 5).
-    const int64_t rows = 16, cols = 8;
+    // better while spilled accumulators cost little. SGEMM 1024 on lavapipe, Sapphire Rapids, in
+    // GFLOP per CPU-second with the FMA roofline at 42-48: by texels 16x8 23-30, 16x16 26-29, 8x16
+    // 20-25, 8x8 16-24, 4x4 10, work-groups of 8 to 64 alike; without the fetches 42; by
+    // storage-buffer loads about 5. On an AVX2 EPYC (Zen 3), as a share of the roofline measured
+    // just before: 16x8 0.26-0.36, 16x16 0.46-0.49, 16x16 with eight updates of an accumulator in
+    // a row (AlignedLoads.h) 0.52-0.56; 32x16 and 16x32 lower (0.40-0.45).
+    const int64_t rows = 16, cols = 16;
     if (v >= 0 && free_of_guards(n, v)) s.tile_sizes[v] = std::min<int64_t>(cols, n.indices[v].extent);
     if (row >= 0) {
       int64_t e = n.indices[row].extent, t = divisor_in(e, std::max<int64_t>(1, rows / 2), rows);

@@ -25,7 +25,8 @@ std::optional<AlignedIndex> aligned_index(const compiler::Expr &index);
 
 /// `body` with innermost Serial loops of constant extent (a multiple of 4) unrolled by 4 where
 /// that makes loads of buffers `grouped` accepts aligned (their index modulo 4 known), so each
-/// copy reads one element of every group and the four copies read the whole group.
+/// copy reads one element of every group and the four copies read the whole group. Loops that
+/// update register accumulators are unrolled by 8 where their extent allows (two groups).
 compiler::Stmt unroll_for_aligned_loads(const compiler::Stmt &body,
                                         const std::function<bool(const std::string &)> &grouped);
 

@@ -48,9 +48,9 @@ std::vector<Schedule> gpu_candidates(const ContractionNest &n, const TargetInfo 
                                                   : std::vector<std::vector<int64_t>>{{8, 8}, {16, 8}, {16, 16}, {32, 8}, {64, 1}, {32, 4}};
   bool reduces = n.indices.size() > n.outputs();
   // Vectors (scalar columns where the width is 1) per work-item along the vector index; Vulkan's
-  // scalar tiles go to 8 columns (two texels of four, GlslSource.h).
+  // scalar tiles go to 16 columns (four texels of four, GlslSource.h).
   std::vector<int> vec_counts = {1, 2, 3, 4};
-  if (!wide && target.backend == "vulkan") vec_counts.push_back(8);
+  if (!wide && target.backend == "vulkan") vec_counts.insert(vec_counts.end(), {8, 16});
   for (int width : widths)
     for (int vecs : vec_counts) {
       if (v >= 0 && n.indices[v].extent % (int64_t(width) * vecs) != 0) continue;

@@ -1,5 +1,6 @@
 // AlignedLoads: which indices split into an aligned group of four and a component, and which
-// innermost loops unroll by 4 to align their loads (register updates interleaved per accumulator).
+// innermost loops unroll by 4 to align their loads (register updates by 8 where the extent allows,
+// interleaved per accumulator).
 #include <gtest/gtest.h>
 
 #include "backends/clike/AlignedLoads.h"
@@ -40,30 +41,41 @@ TEST(AlignedLoads, UnknownResidueIsNotAligned) {
   EXPECT_FALSE(aligned_index(mul(var("x"), i32(6))));
 }
 
-// acc[0..1] += A[8x + k] * B[k*16 + j]: k unrolled by 4 aligns the A loads.
-Stmt update_loop(Expr a_index) {
+// acc[0..1] += A[8x + k] * B[k*16 + j], k < extent: k unrolled by 4 aligns the A loads.
+Stmt update_loop(Expr a_index, int64_t extent = 8) {
   std::vector<Stmt> updates;
   for (int r = 0; r < 2; ++r) {
     Expr acc = load("acc", i32(r));
     Expr b = load("B", add(mul(var("k"), i32(16)), i32(r)));
     updates.push_back(Store::make("acc", i32(r), add(acc, mul(load("A", a_index), b))));
   }
-  return For::make("k", i32(0), i32(8), ForKind::Serial, Block::make(updates));
+  return For::make("k", i32(0), i32(extent), ForKind::Serial, Block::make(updates));
+}
+
+// The unrolled loop's variable, trip count, and the accumulator each statement of its body stores.
+void expect_unrolled(const Stmt &s, const std::string &var, int64_t trips, const std::vector<int64_t> &stores) {
+  auto *f = as<For>(s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->var, var);
+  EXPECT_EQ(as<IntImm>(f->extent)->value, trips);
+  auto *body = as<Block>(f->body);
+  ASSERT_TRUE(body);
+  ASSERT_EQ(body->stmts.size(), stores.size());
+  for (size_t i = 0; i < stores.size(); ++i)
+    EXPECT_EQ(as<IntImm>(as<Store>(body->stmts[i])->index)->value, stores[i]) << i;
 }
 
 TEST(AlignedLoads, UnrollsByFourWhereThatAlignsLoads) {
   auto grouped = [](const std::string &b) { return b == "A" || b == "B"; };
-  Stmt unrolled = unroll_for_aligned_loads(update_loop(add(mul(var("x"), i32(8)), var("k"))), grouped);
-  auto *f = as<For>(unrolled);
-  ASSERT_TRUE(f);
-  EXPECT_EQ(f->var, "k#4");
-  EXPECT_EQ(as<IntImm>(f->extent)->value, 2);
-  auto *body = as<Block>(f->body);
-  ASSERT_TRUE(body);
-  ASSERT_EQ(body->stmts.size(), 8u);
-  // Each accumulator takes its four updates in a row.
-  for (size_t i = 0; i < 8; ++i)
-    EXPECT_EQ(as<IntImm>(as<Store>(body->stmts[i])->index)->value, static_cast<int64_t>(i / 4)) << i;
+  // Twelve steps: by 4, each accumulator taking its four updates in a row.
+  expect_unrolled(unroll_for_aligned_loads(update_loop(add(mul(var("x"), i32(8)), var("k")), 12), grouped), "k#4", 3,
+                  {0, 0, 0, 0, 1, 1, 1, 1});
+}
+
+TEST(AlignedLoads, RegisterUpdatesUnrollByEightWhereTheExtentAllows) {
+  auto grouped = [](const std::string &b) { return b == "A" || b == "B"; };
+  expect_unrolled(unroll_for_aligned_loads(update_loop(add(mul(var("x"), i32(8)), var("k")), 16), grouped), "k#8", 2,
+                  {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1});
 }
 
 TEST(AlignedLoads, LoopIsKeptWhereNothingMoreAligns) {
