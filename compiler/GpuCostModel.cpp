@@ -30,6 +30,15 @@ int64_t divisor_in(int64_t e, int64_t lo, int64_t hi) {
   return 0;
 }
 
+// The tile in [lo, hi] whose partial last tile wastes the fewest iterations of `e` (the largest
+// among equals): 13 for Xception's 37 rows, where 16 computed 48.
+int64_t least_waste_tile(int64_t e, int64_t lo, int64_t hi) {
+  int64_t best = hi, cover = (e + hi - 1) / hi * hi;
+  for (int64_t t = hi - 1; t >= std::max<int64_t>(1, lo); --t)
+    if ((e + t - 1) / t * t < cover) best = t, cover = (e + t - 1) / t * t;
+  return best;
+}
+
 }  // namespace
 
 bool stageable(const ContractionNest &n) {
@@ -179,11 +188,20 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const TargetInfo &target)
     // storage-buffer loads about 5. On an AVX2 EPYC (Zen 3), as a share of the roofline measured
     // just before: 16x8 0.26-0.36, 16x16 0.46-0.49, 16x16 with eight updates of an accumulator in
     // a row (AlignedLoads.h) 0.52-0.56; 32x16 and 16x32 lower (0.40-0.45).
-    const int64_t rows = 16, cols = 16;
+    // Fewer columns where 16 would not divide the extent or would leave fewer work-items than a
+    // subgroup has lanes: llvmpipe runs a subgroup's lanes as one SIMD vector, empty or not
+    // (Xception's 37x37x64 Winograd product took twice as long with 4 work-items of 16 columns as
+    // with 8 of 8). Not below 4, the texel.
+    const int64_t rows = 16;
+    int64_t cols = 16;
+    if (v >= 0) {
+      int64_t e = n.indices[v].extent;
+      while (cols > 4 && (e % cols != 0 || e / cols < std::max(1, target.subgroup_size))) cols /= 2;
+    }
     if (v >= 0 && free_of_guards(n, v)) s.tile_sizes[v] = std::min<int64_t>(cols, n.indices[v].extent);
     if (row >= 0) {
       int64_t e = n.indices[row].extent, t = divisor_in(e, std::max<int64_t>(1, rows / 2), rows);
-      s.tile_sizes[row] = t ? t : std::min(rows, e);
+      s.tile_sizes[row] = t ? t : std::min(least_waste_tile(e, rows / 2, rows), e);
     }
   } else {
     // SIMT: 4x4 scalar accumulators per work-item.

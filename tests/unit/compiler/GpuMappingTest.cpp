@@ -146,5 +146,21 @@ TEST(GpuMapping, WideTargetsGetTallRegisterTilesOfVectors) {
   EXPECT_EQ(s.workgroup, (std::vector<int64_t>{16, 1}));
 }
 
+TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
+  TargetInfo lavapipe = simt_target();
+  lavapipe.cores = 2;
+  lavapipe.subgroup_size = 8;
+  auto tiles = [&](int64_t m, int64_t n) {
+    auto bound = bind_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+                              {{"A", {DType::Float32, {m, 32}}}, {"B", {DType::Float32, {32, n}}}});
+    return lower(bound, lavapipe).steps.at(0).schedule.tile_sizes;
+  };
+  EXPECT_EQ(tiles(1024, 1024), (std::vector<int64_t>{16, 16, 1}));
+  EXPECT_EQ(tiles(1024, 64), (std::vector<int64_t>{16, 8, 1}));   // 16 columns: 4 work-items
+  EXPECT_EQ(tiles(1024, 728), (std::vector<int64_t>{16, 8, 1}));  // 16 does not divide 728
+  EXPECT_EQ(tiles(1024, 16), (std::vector<int64_t>{16, 4, 1}));   // the texel, whatever the lanes
+  EXPECT_EQ(tiles(37, 1024), (std::vector<int64_t>{13, 16, 1}));  // 39 rows computed, not 48
+}
+
 }  // namespace
 }  // namespace tessera::compiler
