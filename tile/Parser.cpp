@@ -33,6 +33,7 @@ struct ParseState {
   const char *base = nullptr;
   SourcePtr source;
   Program *program = nullptr;
+  int depth = 0;  // the nested[] parsers entered and not yet left
 };
 struct state_tag;
 
@@ -48,6 +49,46 @@ template <typename Ctx>
 uint32_t here(Ctx &ctx) {
   return static_cast<uint32_t>(x3::_where(ctx).begin() - state(ctx).base);
 }
+
+// Parentheses, prefix operators and `?:` branches recurse through the grammar's rules, so deep
+// enough nesting would overflow the stack (the fuzzer found 1,650 open parentheses; with
+// AddressSanitizer the stack ran out between 600 and 1,000). `nested[p]` parses p one level
+// deeper and stops a program with an error at the first token nested more than kMaxNesting
+// levels deep.
+constexpr int kMaxNesting = 256;
+
+template <typename Subject>
+struct NestedParser : x3::unary_parser<Subject, NestedParser<Subject>> {
+  static const bool is_pass_through_unary = true;
+  constexpr explicit NestedParser(const Subject &subject) : x3::unary_parser<Subject, NestedParser<Subject>>(subject) {}
+
+  template <typename It, typename Ctx, typename RCtx, typename Attr>
+  bool parse(It &first, const It &last, const Ctx &ctx, RCtx &rctx, Attr &attr) const {
+    ParseState &st = state(ctx);
+    if (st.depth > kMaxNesting) {  // 256 parentheses around an operand, say, are 257 levels
+      It at = first;
+      x3::skip_over(at, last, ctx);  // point at the token, not at whitespace
+      auto offset = static_cast<uint32_t>(at - st.base);
+      user_error(st.source, {offset, offset + 1},
+                 "nesting too deep: more than " + std::to_string(kMaxNesting) +
+                     " levels of parentheses, prefix operators and ?: branches");
+    }
+    ++st.depth;
+    struct Leave {
+      int &depth;
+      ~Leave() { --depth; }
+    } leave{st.depth};
+    return this->subject.parse(first, last, ctx, rctx, attr);
+  }
+};
+
+struct NestedDirective {
+  template <typename Subject>
+  constexpr NestedParser<typename x3::extension::as_parser<Subject>::value_type> operator[](const Subject &s) const {
+    return NestedParser<typename x3::extension::as_parser<Subject>::value_type>(x3::as_parser(s));
+  }
+};
+constexpr NestedDirective nested{};
 
 SourceRange join(SourceRange a, SourceRange b) { return {std::min(a.begin, b.begin), std::max(a.end, b.end)}; }
 
@@ -150,7 +191,7 @@ const auto poly_negate = [](auto &ctx) {
   SourceRange r{boost::fusion::at_c<0>(attr), p->range.end};
   x3::_val(ctx) = p->kind == Poly::Kind::Int ? Poly::make_int(-p->value, r) : Poly::make_unary(Poly::Kind::Neg, p, r);
 };
-const auto poly_unary_def = (mark >> '-' >> poly_unary)[poly_negate] | poly_atom[set_val];
+const auto poly_unary_def = nested[(mark >> '-' >> poly_unary)[poly_negate] | poly_atom[set_val]];
 
 const auto poly_scaled_index = [](auto &ctx) {  // `2i`, PlaidML's juxtaposition
   auto &attr = x3::_attr(ctx);
@@ -201,7 +242,7 @@ const auto make_cond = [](auto &ctx) {
   v = Expr::make_call(Intrinsic::Cond, {v, a, b}, join(v->range, b->range));
 };
 
-const auto expr_def = bxor_expr[set_val] >> -(('?' > expr > ':' > expr)[make_cond]);
+const auto expr_def = bxor_expr[set_val] >> -nested[('?' > expr > ':' > expr)[make_cond]];
 const auto bxor_expr_def = bor_expr[set_val] >> *(('^' >> bor_expr)[binary(Intrinsic::BitXor)]);
 const auto bor_expr_def = band_expr[set_val] >> *(('|' >> band_expr)[binary(Intrinsic::BitOr)]);
 const auto band_expr_def = eq_expr[set_val] >> *(('&' >> eq_expr)[binary(Intrinsic::BitAnd)]);
@@ -237,8 +278,8 @@ const auto expr_bit_not = [](auto &ctx) {
   const ExprPtr &e = boost::fusion::at_c<1>(attr);
   x3::_val(ctx) = Expr::make_call(Intrinsic::BitNot, {e}, {boost::fusion::at_c<0>(attr), e->range.end});
 };
-const auto unary_expr_def = (mark >> '-' >> unary_expr)[expr_negate] | (mark >> '~' >> unary_expr)[expr_bit_not] |
-                            primary_expr[set_val];
+const auto unary_expr_def =
+    nested[(mark >> '-' >> unary_expr)[expr_negate] | (mark >> '~' >> unary_expr)[expr_bit_not] | primary_expr[set_val]];
 
 const auto expr_float = [](auto &ctx) {
   const Token &t = x3::_attr(ctx);

@@ -108,5 +108,36 @@ TEST(Diagnostics, NeverCrashesOnTruncatedPrograms) {
   }
 }
 
+// A program nested `depth` levels deep by `open` and `close` around `inner`, as the value of P.
+std::string nested_program(int depth, const std::string &open, const std::string &inner, const std::string &close) {
+  std::string value = inner;
+  for (int i = 0; i < depth; ++i) value = open + value + close;
+  return "function (A[N]) -> (B) {\n  B = A;\n  P = " + value + ";\n}";
+}
+
+TEST(Diagnostics, DeepNestingIsAnErrorNotAStackOverflow) {
+  const std::string message = "error: nesting too deep: more than 256 levels of parentheses, prefix operators and ?: branches";
+  // 256 levels parse. Past them, the error points at the first token nested deeper: line 3, the
+  // operand after "  P = " and 257 openers, or the 257th ?:'s first branch.
+  EXPECT_NO_THROW(parse_program(nested_program(256, "(", "1", ")"), "t.tile"));
+  EXPECT_NO_THROW(parse_program(nested_program(256, "1 ? 1 : ", "1", ""), "t.tile"));
+  for (auto [open, close] : {std::pair<std::string, std::string>{"(", ")"}, {"-", ""}, {"~", ""}, {"1 ? 1 : ", ""}}) {
+    try {
+      parse_program(nested_program(257, open, "1", close), "t.tile");
+      FAIL() << open;
+    } catch (const Error &e) {
+      std::string first = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
+      size_t column = open.size() == 1 ? 7 + 257 : 7 + 256 * open.size() + 4;
+      EXPECT_EQ(first, "t.tile:3:" + std::to_string(column) + ": " + message) << open;
+    }
+  }
+  // Index polynomials and the fuzzer's find: 1,650 open parentheses in an output size.
+  std::string deep_size = "function (A[N]) -> (B) {\n  B[i : " + std::string(1650, '(') + "N" + std::string(1650, ')') +
+                          "] = +(A[i]);\n}";
+  std::string deep_index = "function (A[N]) -> (B) {\n  B[i : N] = +(A[" + std::string(300, '(') + "i" +
+                           std::string(300, ')') + "]);\n}";
+  for (const auto &program : {deep_size, deep_index}) EXPECT_THROW(parse_program(program, "t.tile"), Error);
+}
+
 }  // namespace
 }  // namespace tessera::tile
