@@ -9,6 +9,7 @@
 #include "backends/clike/AlignedLoads.h"
 #include "backends/clike/CLikePrinter.h"
 #include "backends/clike/HoistLoads.h"
+#include "backends/clike/UnswitchGuards.h"
 #include "compiler/NarrowIndices.h"
 #include "tile/Diagnostics.h"
 
@@ -304,6 +305,7 @@ KernelSource kernel_source(const compiler::Kernel &original, int64_t max_texels)
       texel_buffers[clike::CLikePrinter::identifier(p.name)] = static_cast<int>(i);
     }
   }
+  k.body = clike::unswitch_invariant_guards(k.body);
   k.body = clike::unroll_for_aligned_loads(k.body, [&](const std::string &b) { return texel_names.count(b) > 0; });
   k.body = clike::hoist_loads(k.body, read_only);
   GlslDialect dialect(std::move(texel_buffers));
