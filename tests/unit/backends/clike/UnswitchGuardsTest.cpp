@@ -5,16 +5,15 @@
 #include <gtest/gtest.h>
 
 #include "backends/clike/UnswitchGuards.h"
+#include "compiler/IRBuild.h"
 #include "compiler/IRPrinter.h"
 
 namespace tessera::clike {
 namespace {
 
 using namespace compiler;
-using Op = Binary::Op;
+using namespace compiler::ir_build;
 
-Expr i32(int64_t v) { return IntImm::make(Type::i32(), v); }
-Expr var(const std::string &n) { return Var::make(Type::i32(), n); }
 Expr f32_load(const std::string &buffer, Expr index) {
   return Load::make({tile::DType::Float32, 1}, buffer, std::move(index));
 }
@@ -23,23 +22,21 @@ Expr f32_load(const std::string &buffer, Expr index) {
 Stmt guarded_loop(const std::function<Expr(int)> &guard, int64_t extent = 32) {
   std::vector<Stmt> updates;
   for (int r = 0; r < 2; ++r) {
-    Stmt update = Store::make("acc", i32(r), Binary::make(Op::Add, f32_load("acc", i32(r)), f32_load("A", var("k"))));
+    Stmt update = Store::make("acc", imm(r), bin(Op::Add, f32_load("acc", imm(r)), f32_load("A", var("k"))));
     updates.push_back(IfThenElse::make(guard(r), update));
   }
-  return For::make("k", i32(0), i32(extent), ForKind::Serial, Block::make(updates));
+  return For::make("k", imm(0), imm(extent), ForKind::Serial, Block::make(updates));
 }
 
 // x*13 + r < 37: a partial row tile's guard, the same in every iteration of k.
-Expr row_guard(int r) {
-  return Binary::make(Op::LT, Binary::make(Op::Add, Binary::make(Op::Mul, var("x"), i32(13)), i32(r)), i32(37));
-}
+Expr row_guard(int r) { return bin(Op::LT, bin(Op::Add, bin(Op::Mul, var("x"), imm(13)), imm(r)), imm(37)); }
 
 TEST(UnswitchGuards, InvariantGuardsMoveOutOfTheLoop) {
   Stmt loop = guarded_loop(row_guard);
   Stmt out = unswitch_invariant_guards(loop);
   auto *split = as<IfThenElse>(out);
   ASSERT_TRUE(split);
-  EXPECT_EQ(print_expr(split->cond), print_expr(Binary::make(Op::And, row_guard(0), row_guard(1))));
+  EXPECT_EQ(print_expr(split->cond), print_expr(bin(Op::And, row_guard(0), row_guard(1))));
   EXPECT_EQ(split->else_case, loop);  // tiles that cross the extent keep their guards
   auto *fast = as<For>(split->then_case);
   ASSERT_TRUE(fast);
@@ -50,9 +47,9 @@ TEST(UnswitchGuards, InvariantGuardsMoveOutOfTheLoop) {
 }
 
 TEST(UnswitchGuards, GuardsThatVaryShortLoopsAndLoadsStay) {
-  auto on_k = [](int r) { return Binary::make(Op::LT, Binary::make(Op::Add, var("k"), i32(r)), i32(30)); };
+  auto on_k = [](int r) { return bin(Op::LT, bin(Op::Add, var("k"), imm(r)), imm(30)); };
   auto reads = [](int) {
-    return Binary::make(Op::LT, f32_load("B", i32(0)), FloatImm::make({tile::DType::Float32, 1}, 1.0));
+    return bin(Op::LT, f32_load("B", imm(0)), FloatImm::make({tile::DType::Float32, 1}, 1.0));
   };
   for (const Stmt &loop : {guarded_loop(on_k), guarded_loop(reads), guarded_loop(row_guard, 3)})
     EXPECT_EQ(unswitch_invariant_guards(loop), loop) << print_stmt(loop);
