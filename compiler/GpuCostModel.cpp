@@ -200,8 +200,8 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const TargetInfo &target)
     }
     if (v >= 0 && free_of_guards(n, v)) s.tile_sizes[v] = std::min<int64_t>(cols, n.indices[v].extent);
     if (row >= 0) {
-      int64_t e = n.indices[row].extent, t = divisor_in(e, std::max<int64_t>(1, rows / 2), rows);
-      s.tile_sizes[row] = t ? t : std::min(least_waste_tile(e, rows / 2, rows), e);
+      int64_t e = n.indices[row].extent;
+      s.tile_sizes[row] = std::min(least_waste_tile(e, rows / 2, rows), e);  // a divisor wastes none
     }
   } else {
     // SIMT: 4x4 scalar accumulators per work-item.

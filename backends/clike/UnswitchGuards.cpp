@@ -32,7 +32,8 @@ bool invariant(const Expr &cond, const std::string &var) {
   return !reads.varies;
 }
 
-bool has_loops(const Stmt &s) {
+// Whether `s` holds a loop or an allocation: the split applies to innermost loops only.
+bool nests(const Stmt &s) {
   class Loops : public IRVisitor {
    public:
     bool found = false;
@@ -57,7 +58,7 @@ class Unswitch : public IRMutator {
     Stmt body = mutate(op->body);
     Stmt kept = body == op->body ? self : For::make(op->var, op->min, op->extent, op->for_kind, body, op->gpu_dim);
     auto *extent = as<IntImm>(op->extent);
-    if (op->for_kind != ForKind::Serial || !extent || extent->value < kMinTrips || has_loops(body)) return kept;
+    if (op->for_kind != ForKind::Serial || !extent || extent->value < kMinTrips || nests(body)) return kept;
     auto *block = as<Block>(body);
     std::vector<Stmt> stmts = block ? block->stmts : std::vector<Stmt>{body};
     std::vector<Stmt> unguarded;

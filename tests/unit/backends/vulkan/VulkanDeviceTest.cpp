@@ -107,6 +107,17 @@ TEST(VulkanGlsl, AlignedFloat32ReadsFetchTexels) {
   EXPECT_FALSE(compile_glsl(src.source, VK_API_VERSION_1_1, "test").empty());
 }
 
+TEST(VulkanGlsl, PartialRowTilesRunAnUnguardedCopyOfTheReductionLoop) {
+  // 37 rows in tiles of 13: the reduction loop splits on the rows' guards (UnswitchGuards.h).
+  std::string src = first_kernel(bind(kMatmul, tile::DType::Float32, {37, 32}, {32, 128})).source;
+  // Unguarded: eight updates of an accumulator in a row; guarded (the else branch): four.
+  size_t fast = src.find("for (int k_8 = 0; k_8 < 4; ++k_8) {"), other = src.find("} else {");
+  ASSERT_NE(fast, std::string::npos) << src;
+  ASSERT_NE(other, std::string::npos) << src;
+  EXPECT_LT(fast, other);
+  EXPECT_NE(src.find("for (int k_4 = 0; k_4 < 8; ++k_4) {", other), std::string::npos) << src;
+}
+
 TEST(VulkanGlsl, UnalignedOrTooLargeReadsStayStorageBufferLoads) {
   KernelSource odd = first_kernel(bind(kMatmul, tile::DType::Float32, {7, 5}, {5, 9}));
   EXPECT_TRUE(odd.texel_params.empty());
@@ -154,8 +165,10 @@ TEST(VulkanPipelineCache, FileSitsNextToTheKernelCache) {
 TEST(VulkanDevice, MatmulMatchesHandValues) {
   REQUIRE_DEVICE();
   auto device = make_vulkan_device(0);
-  // Storage-buffer loads (odd sizes), then texel fetches (rows of multiples of 4).
-  for (auto [m, k_, n] : {std::array<int64_t, 3>{33, 17, 65}, std::array<int64_t, 3>{40, 36, 64}}) {
+  // Storage-buffer loads (odd sizes), then texel fetches (rows of multiples of 4), then 37 rows in
+  // tiles of 13: the last tile's work-items run the guarded copy of the unswitched loop.
+  for (auto [m, k_, n] : {std::array<int64_t, 3>{33, 17, 65}, std::array<int64_t, 3>{40, 36, 64},
+                          std::array<int64_t, 3>{37, 32, 128}}) {
     auto p = bind(kMatmul, tile::DType::Float32, {m, k_}, {k_, n});
     HostTensor a(p.type_of("A")), b(p.type_of("B"));
     for (int64_t i = 0; i < a.elements(); ++i) a.as<float>()[i] = static_cast<float>(i % 7 - 3);
