@@ -23,7 +23,7 @@ int64_t tile_count(const ContractionNest &n, const Schedule &s, int j) {
 // The outermost iterating tile loop is the parallel one: when it has too few iterations to keep
 // every core busy (a unit batch, a single vector tile), the output tile loop with the most
 // iterations goes outermost instead.
-void prefer_parallel_outer(const ContractionNest &n, Schedule &s, const TargetInfo &target) {
+void prefer_parallel_outer(const ContractionNest &n, Schedule &s, const Target &target) {
   if (target.cores < 2) return;
   std::vector<int> outs;
   for (int j : s.loop_order)
@@ -41,7 +41,7 @@ void prefer_parallel_outer(const ContractionNest &n, Schedule &s, const TargetIn
 
 }  // namespace
 
-Schedule choose_schedule(const ContractionNest &whole, const TargetInfo &target) {
+Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
   if (target.backend == "opencl" || target.backend == "vulkan") return choose_gpu_schedule(whole, target);
   // apply_schedule runs this schedule on the unguarded interior of a padded contraction (its
   // borders adapt it), so the interior is what is scheduled.

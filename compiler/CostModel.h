@@ -2,13 +2,13 @@
 // the dtype, a register-blocked accumulator tile for contractions, parallel outer loops.
 #pragma once
 
-#include "compiler/Lower.h"
 #include "compiler/Nest.h"
 #include "compiler/Schedule.h"
+#include "compiler/Target.h"
 
 namespace tessera::compiler {
 
-/// The tuner (a later issue) replaces this function's choice by a measured one.
-Schedule choose_schedule(const ContractionNest &nest, const TargetInfo &target);
+/// The cost model's schedule; the kernel cache or the tuner may replace it (runtime/ScheduleSelector.h).
+Schedule choose_schedule(const ContractionNest &nest, const Target &target);
 
 }  // namespace tessera::compiler

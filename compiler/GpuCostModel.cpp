@@ -46,7 +46,7 @@ bool stageable(const ContractionNest &n) {
          n.agg != tile::AggOp::Assign && !n.empty;
 }
 
-double gpu_schedule_cost(const ContractionNest &n, const Schedule &s, const TargetInfo &target) {
+double gpu_schedule_cost(const ContractionNest &n, const Schedule &s, const Target &target) {
   size_t r = n.outputs();
   bool wide = wide_vector_target(target);
   // Scalar registers per invocation: 64, more on Vulkan where the 16x16 tile is the model's choice.
@@ -80,7 +80,7 @@ double gpu_schedule_cost(const ContractionNest &n, const Schedule &s, const Targ
   return points * waste * per_point * staging / busy;
 }
 
-bool wide_vector_target(const TargetInfo &target) { return target.vector_bits >= 128; }
+bool wide_vector_target(const Target &target) { return target.vector_bits >= 128; }
 
 namespace {
 
@@ -92,7 +92,7 @@ constexpr int64_t kPanelRows = 256;
 
 }  // namespace
 
-int64_t panel_tiles_per_item(const ContractionNest &n, const Schedule &s, const TargetInfo &target) {
+int64_t panel_tiles_per_item(const ContractionNest &n, const Schedule &s, const Target &target) {
   int row = gpu_panel_row(n, s);
   if (!wide_vector_target(target) || row < 0) return 1;
   int v = s.vector_index;
@@ -110,7 +110,7 @@ int64_t panel_tiles_per_item(const ContractionNest &n, const Schedule &s, const 
   return 1;
 }
 
-Schedule choose_gpu_schedule(const ContractionNest &n, const TargetInfo &target) {
+Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
   Schedule s;
   size_t k = n.indices.size(), r = n.outputs();
   s.tile_sizes.assign(k, 1);

@@ -2,9 +2,9 @@
 // memory) for OpenCL and Vulkan devices from their facts; GpuMapping.h says how it is applied.
 #pragma once
 
-#include "compiler/Lower.h"
 #include "compiler/Nest.h"
 #include "compiler/Schedule.h"
+#include "compiler/Target.h"
 
 namespace tessera::compiler {
 
@@ -15,23 +15,23 @@ namespace tessera::compiler {
 /// contractions get a 16x8 scalar tile per invocation (16 rows, 8 contiguous columns) and
 /// work-groups along the contiguous index only.
 /// Full reductions get one work-group that splits the reduction.
-Schedule choose_gpu_schedule(const ContractionNest &nest, const TargetInfo &target);
+Schedule choose_gpu_schedule(const ContractionNest &nest, const Target &target);
 
 /// The cost model's relative estimate of `s` on `target` (lower is better; only comparable between
 /// schedules of one nest): multiply-adds per operand load of the register tile, discounted for
 /// register spills, work wasted in partial tiles, and too few work-groups for the compute units.
-double gpu_schedule_cost(const ContractionNest &nest, const Schedule &s, const TargetInfo &target);
+double gpu_schedule_cost(const ContractionNest &nest, const Schedule &s, const Target &target);
 
 /// Wide-vector targets: how many row tiles a work-item of `s` should compute from one copied panel
 /// of the vector operand (Schedule::tiles_per_item; ApplySchedule.h), or 1 where no panel pays:
 /// the nest allows none, its panel is small enough to stay in L1 uncopied, or chunks of row
 /// tiles would leave too few work-items for the compute units.
-int64_t panel_tiles_per_item(const ContractionNest &nest, const Schedule &s, const TargetInfo &target);
+int64_t panel_tiles_per_item(const ContractionNest &nest, const Schedule &s, const Target &target);
 
 /// Whether GpuMapping can stage `nest`'s operands in local memory (one reduction index, no guards).
 bool stageable(const ContractionNest &nest);
 
 /// Whether a target is wide-vector (a CPU behind OpenCL/Vulkan) rather than a SIMT GPU.
-bool wide_vector_target(const TargetInfo &target);
+bool wide_vector_target(const Target &target);
 
 }  // namespace tessera::compiler

@@ -230,6 +230,8 @@ struct BufferParam {
   tile::DType dtype;
   int64_t elements;
   bool is_output;
+  /// Read by aligned groups of four elements (Target::grouped_read_limit; set by finish_kernel).
+  bool grouped_reads = false;
 };
 
 /// One kernel: a body over its buffer parameters. What the runtime launches.

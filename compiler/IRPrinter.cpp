@@ -94,7 +94,7 @@ class StmtPrinter : public IRVisitor {
   std::string out;
 
   void visit(const For *op) override {
-    line("for " + op->var + " in [" + print_expr(op->min) + ", " + range_end(op) + ")" +
+    line("for " + op->var + narrowed(op->min->type) + " in [" + print_expr(op->min) + ", " + range_end(op) + ")" +
          (op->for_kind == ForKind::Serial ? "" : std::string(" ") + for_kind_name(op->for_kind)) + " {");
     nested(op->body);
     line("}");
@@ -112,7 +112,7 @@ class StmtPrinter : public IRVisitor {
     line(op->buffer + "[" + print_expr(op->index) + "] = " + print_expr(op->value));
   }
   void visit(const LetStmt *op) override {
-    line("let " + op->var + " = " + print_expr(op->value));
+    line("let " + op->var + narrowed(op->value->type) + " = " + print_expr(op->value));
     visit_stmt(op->body);
   }
   void visit(const Allocate *op) override {
@@ -131,6 +131,8 @@ class StmtPrinter : public IRVisitor {
     if (m && e) return std::to_string(m->value + e->value);
     return print_expr(op->min) + " + " + print_at(op->extent, 6);
   }
+  // Index variables are int64 unless narrowed (compiler/NarrowIndices.h): those show their type.
+  static std::string narrowed(Type t) { return t == Type::i32() ? ": int32" : ""; }
   void line(const std::string &s) { out += std::string(2 * indent_, ' ') + s + "\n"; }
   void nested(const Stmt &s) {
     ++indent_;
@@ -160,7 +162,7 @@ std::string print_kernel(const Kernel &k) {
   for (size_t i = 0; i < k.params.size(); ++i) {
     const auto &p = k.params[i];
     s += (i ? ", " : "") + p.name + ": " + std::string(tile::dtype_name(p.dtype)) + "[" + std::to_string(p.elements) +
-         "]" + (p.is_output ? " out" : " in");
+         "]" + (p.is_output ? " out" : " in") + (p.grouped_reads ? " grouped" : "");
   }
   return s + ") {\n" + print_stmt(k.body, 1) + "}\n";
 }

@@ -1,10 +1,12 @@
-// The lowering pipeline: fusion plan, then per kernel nest -> loops -> scheduled loops.
+// The lowering pipeline's compiler half: fusion plan, then per kernel its nest, the cost model's
+// schedule, and the loop IR under a schedule.
 #include "compiler/Lower.h"
 
 #include <set>
 
 #include "compiler/ApplySchedule.h"
 #include "compiler/CostModel.h"
+#include "compiler/Finish.h"
 #include "compiler/Fusion.h"
 #include "compiler/IRPrinter.h"
 #include "compiler/IRVisitor.h"
@@ -57,7 +59,148 @@ const tile::BoundStatement &statement(const tile::BoundProgram &p, const std::st
   throw tile::Error("error: no statement defines '" + name + "'");
 }
 
+std::vector<BufferInfo> buffers_of(const tile::BoundProgram &program, std::set<std::string> touched) {
+  std::set<std::string> inputs, outputs;
+  for (const auto &[name, t] : program.inputs) inputs.insert(name);
+  for (const auto &[name, t] : program.outputs) outputs.insert(name), touched.insert(name);
+  std::vector<BufferInfo> buffers;
+  for (const auto &name : touched) {
+    const auto &t = program.type_of(name);
+    auto role = outputs.count(name) ? BufferInfo::Role::Output
+                : inputs.count(name) ? BufferInfo::Role::Input
+                                     : BufferInfo::Role::Temp;
+    buffers.push_back({name, t.dtype, t.elements(), role});
+  }
+  return buffers;
+}
+
+// The buffers a kernel step's loops will read and write, whatever its schedule.
+void touch_kernel_buffers(const PlannedStep &step, std::set<std::string> &touched) {
+  BufferUses uses;
+  if (step.kind == PlannedStep::Kind::Fixed) {
+    uses.visit_stmt(step.body);
+  } else {
+    for (const Expr &e : {step.nest.value, step.nest.epilogue, step.nest.unwritten})
+      if (e) uses.visit_expr(e);
+    touched.insert(step.nest.out_buffer);
+  }
+  for (const auto *names : {&uses.read, &uses.written})
+    for (const auto &b : *names)
+      if (!uses.local.count(b)) touched.insert(b);
+}
+
+void touch_host_statement(const tile::BoundStatement &s, std::set<std::string> &touched) {
+  touched.insert(s.output);
+  for (const auto &r : statement_reads(s)) touched.insert(r);
+}
+
 }  // namespace
+
+ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target, const LowerLog &log) {
+  ProgramPlan out;
+  FusionPlan plan = plan_fusion(program);
+  if (log) {
+    std::string fusion_text;
+    for (const auto &[name, owner] : plan.owner)
+      if (owner != name) fusion_text += name + " -> " + owner + "\n";
+    if (!fusion_text.empty()) log("fusion", fusion_text);
+  }
+
+  ElementwiseContext ctx{program, plan, ""};
+  std::set<std::string> touched;
+  for (const auto &s : program.statements) {
+    if (plan.inlined(s.output)) continue;
+    PlannedStep step;
+    step.name = s.output;
+    for (const auto &[name, owner] : plan.owner)
+      if (owner == s.output) step.fused.push_back(name);
+    const bool special =
+        !s.is_contraction() && s.expr()->kind == tile::Expr::Kind::Call && tile::is_special(s.expr()->op);
+    if (special || assign_may_write_twice(program, s)) {
+      auto body = special ? lower_special(program, s) : std::nullopt;
+      if (!body) {
+        step.kind = PlannedStep::Kind::Host;
+        touch_host_statement(s, touched);
+        out.steps.push_back(std::move(step));
+        continue;
+      }
+      step.kind = PlannedStep::Kind::Fixed;
+      step.body = *body;
+      step.writes_whole_output = true;  // every special stores each element (scatter clears its output first)
+      if (log) log("lower " + s.output, print_stmt(step.body));
+    } else {
+      auto fused = plan.contraction_of.find(s.output);
+      if (s.is_contraction()) step.nest = contraction_nest(s, s, ctx);
+      else if (fused != plan.contraction_of.end()) step.nest = contraction_nest(statement(program, fused->second), s, ctx);
+      else step.nest = elementwise_nest(s, ctx);
+      step.kind = PlannedStep::Kind::Scheduled;
+      if (log) log("lower " + s.output, print_stmt(apply_schedule(step.nest, default_schedule(step.nest))));
+      step.model = choose_schedule(step.nest, target);
+      step.writes_whole_output = step.nest.stores_every_element(program.type_of(step.nest.out_buffer).shape);
+    }
+    touch_kernel_buffers(step, touched);
+    out.steps.push_back(std::move(step));
+  }
+  out.buffers = buffers_of(program, std::move(touched));
+  return out;
+}
+
+Kernel step_kernel(const tile::BoundProgram &program, const PlannedStep &step, const Schedule &schedule) {
+  TESSERA_INTERNAL_ASSERT(step.kind != PlannedStep::Kind::Host, "host step " + step.name + " has no kernel");
+  Stmt body = step.kind == PlannedStep::Kind::Fixed ? step.body : apply_schedule(step.nest, schedule);
+  return make_kernel(program, step.name, body);
+}
+
+Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned, const Schedule &schedule,
+                   const Target &target) {
+  Step step;
+  step.fused = planned.fused;
+  step.writes_whole_output = planned.writes_whole_output;
+  if (planned.kind == PlannedStep::Kind::Host) {
+    step.kind = Step::Kind::Host;
+    step.host_statement = planned.name;
+    return step;
+  }
+  step.kind = Step::Kind::Kernel;
+  if (planned.kind == PlannedStep::Kind::Scheduled) step.schedule = schedule;
+  step.kernel = finish_kernel(step_kernel(program, planned, schedule), target);
+  return step;
+}
+
+LoweredProgram host_program(const tile::BoundProgram &program) {
+  LoweredProgram out;
+  std::set<std::string> touched;
+  for (const auto &s : program.statements) {
+    Step step;
+    step.kind = Step::Kind::Host;
+    step.host_statement = s.output;
+    touch_host_statement(s, touched);
+    out.steps.push_back(std::move(step));
+  }
+  out.buffers = buffers_of(program, std::move(touched));
+  return out;
+}
+
+LoweredProgram lower(const tile::BoundProgram &program, const Target &target, const LowerOptions &options) {
+  ProgramPlan plan = plan_program(program, target, options.log);
+  LoweredProgram out{plan.buffers, {}};
+  for (const auto &planned : plan.steps) {
+    Schedule schedule = planned.model;
+    if (planned.kind == PlannedStep::Kind::Scheduled && options.choose)
+      schedule = options.choose(planned.nest, step_kernel(program, planned, planned.model), planned.model);
+    Step step = finished_step(program, planned, schedule, target);
+    if (options.log && step.kind == Step::Kind::Kernel) {
+      std::string scheduled = print_stmt(step_kernel(program, planned, schedule).body);
+      if (planned.kind == PlannedStep::Kind::Scheduled &&
+          scheduled != print_stmt(apply_schedule(planned.nest, default_schedule(planned.nest))))
+        options.log("schedule " + planned.name, scheduled);
+      std::string finished = print_stmt(step.kernel.body);
+      if (finished != scheduled) options.log("finish " + planned.name, finished);
+    }
+    out.steps.push_back(std::move(step));
+  }
+  return out;
+}
 
 std::set<std::string> written_whole_first(const LoweredProgram &lowered) {
   std::set<std::string> seen, whole;
@@ -72,76 +215,20 @@ std::set<std::string> written_whole_first(const LoweredProgram &lowered) {
   return whole;
 }
 
-LoweredProgram lower(const tile::BoundProgram &program, const TargetInfo &target, const LowerOptions &options) {
-  auto log = [&](const std::string &pass, const std::string &before, const std::string &after) {
-    if (options.log && before != after) options.log(pass, after);
-  };
-  LoweredProgram out;
-  FusionPlan plan = plan_fusion(program);
-  std::string fusion_text;
-  for (const auto &[name, owner] : plan.owner)
-    if (owner != name) fusion_text += name + " -> " + owner + "\n";
-  log("fusion", "", fusion_text);
-
-  ElementwiseContext ctx{program, plan, ""};
-  std::set<std::string> touched;
-  for (const auto &s : program.statements) {
-    if (plan.inlined(s.output)) continue;
-    Step step;
-    for (const auto &[name, owner] : plan.owner)
-      if (owner == s.output) step.fused.push_back(name);
-    const bool special = !s.is_contraction() && s.expr()->kind == tile::Expr::Kind::Call && tile::is_special(s.expr()->op);
-    if (special || assign_may_write_twice(program, s)) {
-      auto body = special ? lower_special(program, s) : std::nullopt;
-      if (!body) {
-        step.kind = Step::Kind::Host;
-        step.host_statement = s.output;
-        touched.insert(s.output);
-        for (const auto &r : statement_reads(s)) touched.insert(r);
-        out.steps.push_back(std::move(step));
-        continue;
-      }
-      step.kind = Step::Kind::Kernel;
-      step.kernel = make_kernel(program, s.output, *body);
-      step.writes_whole_output = true;  // every special stores each element (scatter clears its output first)
-      log("lower " + s.output, "", print_kernel(step.kernel));
-    } else {
-      ContractionNest nest;
-      auto fused = plan.contraction_of.find(s.output);
-      if (s.is_contraction()) nest = contraction_nest(s, s, ctx);
-      else if (fused != plan.contraction_of.end()) nest = contraction_nest(statement(program, fused->second), s, ctx);
-      else nest = elementwise_nest(s, ctx);
-      Stmt body = apply_schedule(nest, default_schedule(nest));
-      std::string before = print_stmt(body);
-      log("lower " + s.output, "", before);
-      step.schedule = choose_schedule(nest, target);
-      body = apply_schedule(nest, step.schedule);
-      step.kind = Step::Kind::Kernel;
-      step.kernel = make_kernel(program, s.output, body);
-      step.writes_whole_output = nest.stores_every_element(program.type_of(nest.out_buffer).shape);
-      if (options.choose) {
-        Schedule chosen = options.choose(nest, step.kernel, step.schedule);
-        if (chosen != step.schedule) {
-          step.schedule = chosen;
-          body = apply_schedule(nest, chosen);
-          step.kernel = make_kernel(program, s.output, body);
-        }
-      }
-      log("schedule " + s.output, before, print_stmt(body));
+std::string print_lowered(const LoweredProgram &lowered) {
+  std::string out;
+  for (size_t i = 0; i < lowered.steps.size(); ++i) {
+    const auto &step = lowered.steps[i];
+    if (step.kind == Step::Kind::Host) {
+      out += "// step " + std::to_string(i) + ": host " + step.host_statement + "\n";
+      continue;
     }
-    for (const auto &prm : step.kernel.params) touched.insert(prm.name);
-    out.steps.push_back(std::move(step));
-  }
-
-  std::set<std::string> inputs, outputs;
-  for (const auto &[name, t] : program.inputs) inputs.insert(name);
-  for (const auto &[name, t] : program.outputs) outputs.insert(name), touched.insert(name);
-  for (const auto &name : touched) {
-    const auto &t = program.type_of(name);
-    auto role = outputs.count(name) ? BufferInfo::Role::Output
-                : inputs.count(name) ? BufferInfo::Role::Input
-                                     : BufferInfo::Role::Temp;
-    out.buffers.push_back({name, t.dtype, t.elements(), role});
+    std::string note;
+    for (const auto &f : step.fused)
+      if (f != step.kernel.name) note += (note.empty() ? "" : ", ") + f;
+    out += "// step " + std::to_string(i) + ": " + step.kernel.name + (note.empty() ? "" : " (fuses " + note + ")") + "\n";
+    if (!step.schedule.tile_sizes.empty()) out += "// schedule " + step.schedule.to_json() + "\n";
+    out += print_kernel(step.kernel);
   }
   return out;
 }

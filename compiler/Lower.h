@@ -1,4 +1,7 @@
-// Lowering a bound Tile program to loop IR kernels: bounds, output basis change, fusion, schedule.
+// Lowering a bound Tile program for a target: which statements become kernels (fusion), each
+// kernel's loop nest with the cost model's schedule, and a nest's loop IR under a chosen schedule.
+// runtime/Compile.cpp runs the whole pipeline for a device; lower() here is its cost-model form,
+// for tests and `tessera lower --target generic`.
 #pragma once
 
 #include <functional>
@@ -7,24 +10,12 @@
 #include <vector>
 
 #include "compiler/IR.h"
+#include "compiler/Nest.h"
 #include "compiler/Schedule.h"
+#include "compiler/Target.h"
 #include "tile/Bind.h"
 
 namespace tessera::compiler {
-
-/// Device facts the cost model uses to pick schedules (from the device, never hard-coded).
-struct TargetInfo {
-  std::string backend;        // "llvm", "opencl", "vulkan"
-  int cores = 1;              // CPU threads, or GPU compute units
-  int vector_bits = 128;      // widest native float vector (512 with AVX-512)
-  int64_t l1_bytes = 32 << 10;
-  int64_t l2_bytes = 1 << 20;
-  int64_t local_memory_bytes = 0;  // GPU work-group shared memory; 0 on CPUs
-  int max_workgroup_size = 1;
-  int subgroup_size = 1;
-  bool has_fp16 = false;
-  bool has_fp64 = true;
-};
 
 /// Where a tensor of the program lives during a run.
 struct BufferInfo {
@@ -34,16 +25,33 @@ struct BufferInfo {
   enum class Role { Input, Output, Temp } role;
 };
 
-/// One step of a lowered program, in launch order: a loop IR kernel, or a statement the device
+/// One step of a program planned for a target, in launch order: a kernel whose loop nest is yet
+/// to be scheduled, a kernel lowered without a schedule (a special), or a statement the device
 /// runs on the host with the reference interpreter (specials not lowered yet, e.g. prng).
+struct PlannedStep {
+  enum class Kind { Scheduled, Fixed, Host } kind = Kind::Host;
+  std::string name;                // the root statement: the kernel's name, or the host statement
+  std::vector<std::string> fused;  // the statements its kernel computes (for `tessera lower`)
+  ContractionNest nest;            // Scheduled
+  Schedule model;                  // Scheduled: the cost model's schedule for the target
+  Stmt body;                       // Fixed: the special's loops
+  /// A kernel that stores every element of its output whatever the inputs, so a device need not
+  /// zero-fill the output before it (Tile's unwritten elements are 0 only where it does not).
+  bool writes_whole_output = false;
+};
+
+struct ProgramPlan {
+  std::vector<BufferInfo> buffers;  // every tensor the steps touch
+  std::vector<PlannedStep> steps;
+};
+
+/// One step of a lowered program: a finished loop IR kernel, or a host statement.
 struct Step {
   enum class Kind { Kernel, Host } kind;
-  Kernel kernel;                 // Kernel
-  std::string host_statement;    // Host: the name of the bound statement to interpret
-  Schedule schedule;             // Kernel: how it was scheduled
+  Kernel kernel;                   // Kernel
+  std::string host_statement;      // Host: the name of the bound statement to interpret
+  Schedule schedule;               // Kernel: how it was scheduled (empty for a special)
   std::vector<std::string> fused;  // the statements this kernel computes (for `tessera lower`)
-  /// Kernel: it stores every element of its output whatever the inputs, so a device need not
-  /// zero-fill the output before it (Tile's unwritten elements are 0 only where it does not).
   bool writes_whole_output = false;
 };
 
@@ -52,23 +60,41 @@ struct LoweredProgram {
   std::vector<Step> steps;
 };
 
-struct ContractionNest;
+/// Receives (pass name, IR text) after each pass that changed the IR.
+using LowerLog = std::function<void(const std::string &pass, const std::string &ir)>;
 
-/// Options for inspection: `log` receives (pass name, IR text) after each pass that changed the IR.
-/// `choose`, when set, picks each scheduled kernel's schedule instead of the cost model (the tuner
-/// and the kernel cache): it gets the nest, the kernel under the cost model's schedule, and that
-/// schedule.
+/// Fusion, then per kernel its loop nest and the cost model's schedule for `target`. Throws
+/// tile::Error for a program the compiler cannot handle (with the statement's source location).
+ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target, const LowerLog &log = {});
+
+/// The kernel of a Scheduled step under `schedule`, or of a Fixed step: its loops, and its params
+/// (outputs first, then inputs, each in name order) from the buffers the loops touch. Not finished
+/// (compiler/Finish.h).
+Kernel step_kernel(const tile::BoundProgram &program, const PlannedStep &step, const Schedule &schedule = {});
+
+/// A finished step of `planned` under `schedule`: what a device runs.
+Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned, const Schedule &schedule,
+                   const Target &target);
+
+/// Every statement a host step: the interpreter's program.
+LoweredProgram host_program(const tile::BoundProgram &program);
+
+/// Options of lower(): `choose`, when set, replaces the cost model's schedule of each Scheduled
+/// step (tests force schedules with it).
 struct LowerOptions {
-  std::function<void(const std::string &pass, const std::string &ir)> log;
+  LowerLog log;
   std::function<Schedule(const ContractionNest &nest, const Kernel &model_kernel, const Schedule &model)> choose;
 };
+
+/// The whole pipeline with the cost model's schedules (or `options.choose`'s), finished for `target`.
+LoweredProgram lower(const tile::BoundProgram &program, const Target &target, const LowerOptions &options = {});
 
 /// The outputs and temporaries that the first step touching them overwrites whole: a device need
 /// not zero-fill them before a run (every other one starts at 0, Tile's unwritten value).
 std::set<std::string> written_whole_first(const LoweredProgram &lowered);
 
-/// Lowers `program` for `target`. Throws tile::Error for a program the compiler cannot handle
-/// (with the statement's source location).
-LoweredProgram lower(const tile::BoundProgram &program, const TargetInfo &target, const LowerOptions &options = {});
+/// The steps as `tessera lower --emit loops` prints them: per step its name, what it fuses, its
+/// schedule and its loop IR.
+std::string print_lowered(const LoweredProgram &lowered);
 
 }  // namespace tessera::compiler

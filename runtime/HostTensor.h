@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <string>
 #include <new>
 #include <utility>
 #include <vector>
@@ -65,5 +67,8 @@ class HostTensor {
   tile::TensorType type_;
   std::vector<std::byte, CacheLineAllocator<std::byte>> data_;
 };
+
+/// Tensors by name: a program's inputs or outputs.
+using TensorMap = std::map<std::string, HostTensor>;
 
 }  // namespace tessera

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "backends/clike/AlignedLoads.h"
+#include "compiler/AlignedLoads.h"
 #include "compiler/IRVisitor.h"
 #include "tile/Diagnostics.h"
 
@@ -198,7 +198,7 @@ std::string CLikePrinter::scalar(const Expr &e, int lane) {
       if (it->second.register_lanes > 0)
         return cast(register_element(id, it->second, constant_element(l->index, lane)), it->second.dtype, e->type.dtype);
       if (dialect_.reads_groups(id))
-        if (auto group = aligned_index(l->index)) {
+        if (auto group = compiler::aligned_index(l->index)) {
           std::string v = dialect_.aligned_load(id, scalar(group->first, lane), group->component);
           return cast(v, it->second.dtype, e->type.dtype);
         }

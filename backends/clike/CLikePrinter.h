@@ -29,7 +29,7 @@ class Dialect {
   virtual std::string load(const std::string &buffer, tile::DType dtype, bool global, const std::string &index) const;
   virtual std::string store(const std::string &buffer, tile::DType dtype, bool global, const std::string &index,
                             const std::string &value) const;
-  /// Whether loads of `buffer` whose index is `first + component` (AlignedLoads.h) print through
+  /// Whether loads of `buffer` whose index is `first + component` (compiler/AlignedLoads.h) print through
   /// aligned_load: the dialect reads that buffer by aligned groups of four elements.
   virtual bool reads_groups(const std::string &buffer) const {
     (void)buffer;

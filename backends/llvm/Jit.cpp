@@ -19,6 +19,7 @@
 #include "backends/llvm/CodeGen.h"
 #include "backends/llvm/ThreadPool.h"
 #include "compiler/IRPrinter.h"
+#include "runtime/BinaryStore.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::llvm_backend {
@@ -125,14 +126,16 @@ JitModule::~JitModule() = default;
 
 namespace {
 
+constexpr const char *kObjectKind = "llvm-object";
+
 /// The module's object code for the host: from `objects` when it has it, else compiled (O3, then
 /// the host's code generator) and handed to `objects`.
 std::unique_ptr<llvm::MemoryBuffer> object_code(const std::vector<const compiler::Kernel *> &kernels,
-                                                const ObjectStore *objects) {
+                                                BinaryStore *objects) {
   std::string key;
   if (objects) {
     for (const auto *k : kernels) key += compiler::print_kernel(*k);
-    if (auto found = objects->find(key)) {
+    if (auto found = objects->find(kObjectKind, key)) {
       auto buffer = llvm::MemoryBuffer::getMemBufferCopy(*found, "tessera-cached");
       // Stored object code that does not parse is compiled again (and replaced).
       auto parsed = llvm::object::ObjectFile::createObjectFile(buffer->getMemBufferRef());
@@ -146,14 +149,14 @@ std::unique_ptr<llvm::MemoryBuffer> object_code(const std::vector<const compiler
   optimize(*module, *tm);
   llvm::orc::SimpleCompiler compiler(*tm);
   auto object = check(compiler(*module), "cannot generate code");
-  if (objects) objects->store(key, std::string(object->getBufferStart(), object->getBufferSize()));
+  if (objects) objects->store(kObjectKind, key, std::string(object->getBufferStart(), object->getBufferSize()));
   return object;
 }
 
 }  // namespace
 
 std::unique_ptr<JitModule> JitModule::compile(const std::vector<const compiler::Kernel *> &kernels,
-                                              const ObjectStore *objects) {
+                                              BinaryStore *objects) {
   auto object = object_code(kernels, objects);
   auto impl = std::make_unique<Impl>();
   impl->jit = check(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_builder()).create(), "cannot start the JIT");

@@ -10,17 +10,14 @@
 
 #include "compiler/IR.h"
 
+namespace tessera {
+class BinaryStore;
+}
+
 namespace tessera::llvm_backend {
 
 /// A compiled kernel: buffers[i] is the base of the kernel's params[i].
 using KernelFn = void (*)(void **buffers);
-
-/// Object code kept between processes (the kernel cache's binaries), by a key text that names
-/// what was compiled.
-struct ObjectStore {
-  std::function<std::optional<std::string>(const std::string &key)> find;
-  std::function<void(const std::string &key, const std::string &object)> store;
-};
 
 /// The kernels of one executable, compiled together into one module and one LLJIT that lives as
 /// long as this object.
@@ -30,7 +27,7 @@ class JitModule {
   /// Throws tile::Error when a kernel cannot be compiled. With `objects`, object code compiled
   /// before for the same kernels is loaded instead of compiled, and new object code is stored.
   static std::unique_ptr<JitModule> compile(const std::vector<const compiler::Kernel *> &kernels,
-                                            const ObjectStore *objects = nullptr);
+                                            BinaryStore *objects = nullptr);
   KernelFn lookup(const std::string &kernel_name) const;
 
  private:

@@ -4,7 +4,6 @@
 #include <map>
 #include <mutex>
 
-#include "runtime/Tuning.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::opencl {
@@ -119,8 +118,8 @@ int fact_int(const ClDevice &d, const std::string &key) { return std::stoi(d.fac
 
 }  // namespace
 
-compiler::TargetInfo target_of(const ClDevice &d) {
-  compiler::TargetInfo t;
+compiler::Target target_of(const ClDevice &d) {
+  compiler::Target t;
   t.backend = "opencl";
   t.cores = std::max(1, fact_int(d, "compute_units"));
   t.vector_bits = std::max(1, fact_int(d, "preferred_vector_width_float")) * 32;
@@ -146,35 +145,13 @@ std::string build_log(ClDevice &d, cl_program p) {
 
 }  // namespace
 
-// The kernel cache file at `path`, opened once per process; null when it cannot be opened (the
-// run goes on building from source).
-KernelCache *binary_cache(const std::string &path) {
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<KernelCache>> open;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = open.find(path);
-  if (it != open.end()) return it->second.get();
-  std::unique_ptr<KernelCache> cache;
-  try {
-    cache = KernelCache::open(path);
-  } catch (const std::exception &) {
-    // Reported by the schedule selector of the same compile; binaries are an optimization.
-  }
-  return (open[path] = std::move(cache)).get();
-}
-
 namespace {
 
 // A program from a cached binary, or null when there is none or the driver rejects it (another
 // driver build, a truncated entry): the caller then builds from source.
-cl_program program_from_cache(ClDevice &d, KernelCache *cache, const std::string &key, const std::string &fingerprint) {
-  if (!cache) return nullptr;
-  std::optional<std::string> bytes;
-  try {
-    bytes = cache->find_binary(kProgramKind, key, fingerprint, TESSERA_VERSION);
-  } catch (const std::exception &) {
-    return nullptr;
-  }
+cl_program program_from_cache(ClDevice &d, BinaryStore *binaries, const std::string &key) {
+  if (!binaries) return nullptr;
+  std::optional<std::string> bytes = binaries->find(kProgramKind, key);
   if (!bytes || bytes->empty()) return nullptr;
   const unsigned char *data = reinterpret_cast<const unsigned char *>(bytes->data());
   size_t size = bytes->size();
@@ -196,11 +173,11 @@ cl_program program_from_cache(ClDevice &d, KernelCache *cache, const std::string
 
 // The built program for `src`: from this process's programs when an identical kernel was built
 // before, else from the kernel cache's binary, else built from source (and its binary stored).
-cl_program program_for(ClDevice &d, const KernelSource &src, KernelCache *cache, const std::string &fingerprint) {
+cl_program program_for(ClDevice &d, const KernelSource &src, BinaryStore *binaries) {
   std::lock_guard<std::mutex> lock(d.mutex);
   std::string key = opencl::program_key_text(src);
   if (auto it = d.programs.find(key); it != d.programs.end()) return it->second;
-  if (cl_program p = program_from_cache(d, cache, key, fingerprint)) return d.programs[key] = p;
+  if (cl_program p = program_from_cache(d, binaries, key)) return d.programs[key] = p;
   const char *text = src.source.c_str();
   size_t length = src.source.size();
   cl_int err = CL_SUCCESS;
@@ -214,16 +191,12 @@ cl_program program_for(ClDevice &d, const KernelSource &src, KernelCache *cache,
                       "\n--- source ---\n" + src.source);
   }
   size_t size = 0;
-  if (cache && clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) == CL_SUCCESS && size > 0) {
+  if (binaries && clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) == CL_SUCCESS &&
+      size > 0) {
     std::string bin(size, '\0');
     unsigned char *ptr = reinterpret_cast<unsigned char *>(bin.data());
-    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr) == CL_SUCCESS) {
-      try {
-        cache->store_binary(kProgramKind, key, fingerprint, TESSERA_VERSION, bin);
-      } catch (const std::exception &) {
-        // A cache that cannot store costs the next process a build, nothing else.
-      }
-    }
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr) == CL_SUCCESS)
+      binaries->store(kProgramKind, key, bin);
   }
   d.programs[key] = p;
   return p;

@@ -1,6 +1,5 @@
-// Internals of the OpenCL backend shared by the device and the tuner's KernelBench: the devices the
-// ICD loader finds (context, queue, facts), building programs (through the kernel cache's
-// binaries) and launching kernels.
+// Internals of the OpenCL backend: the devices the ICD loader finds (context, queue, facts),
+// building programs (through the kernel cache's binaries) and launching kernels.
 #pragma once
 
 #include <CL/cl.h>
@@ -12,10 +11,10 @@
 #include <vector>
 
 #include "backends/clike/GpuLaunch.h"
-#include "backends/opencl/OpenCLDevice.h"
+#include "backends/opencl/OpenCLBackend.h"
 #include "backends/opencl/OpenCLSource.h"
-#include "compiler/Lower.h"
-#include "runtime/KernelCache.h"
+#include "compiler/Target.h"
+#include "runtime/BinaryStore.h"
 
 namespace tessera::opencl {
 
@@ -46,13 +45,12 @@ std::vector<std::unique_ptr<ClDevice>> &all_devices();
 /// Device `index` with its context and queue created; throws tile::Error when there is none.
 ClDevice &device_at(int index);
 /// The cost model's view of the device, from its facts.
-compiler::TargetInfo target_of(const ClDevice &d);
-/// The kernel cache at `path`, opened once per process; null when it cannot be opened.
-KernelCache *binary_cache(const std::string &path);
-/// The built program of `src`: built before in this process, else loaded from `cache`'s binary
-/// (when the driver accepts it), else built from source (its binary then stored in `cache`).
-/// Throws tile::Error with the driver's build log when the source does not build.
-cl_program program_for(ClDevice &d, const KernelSource &src, KernelCache *cache, const std::string &fingerprint);
+compiler::Target target_of(const ClDevice &d);
+/// The built program of `src`: built before in this process, else loaded from a binary in
+/// `binaries` (when the driver accepts it), else built from source (its binary then stored in
+/// `binaries`, which may be null). Throws tile::Error with the driver's build log when the source
+/// does not build.
+cl_program program_for(ClDevice &d, const KernelSource &src, BinaryStore *binaries);
 /// Enqueues `kernel` over `launch`'s NDRange (nothing when it is empty).
 void enqueue(ClDevice &d, cl_kernel kernel, const clike::GpuLaunch &launch, const std::string &name);
 

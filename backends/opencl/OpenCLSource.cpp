@@ -3,7 +3,6 @@
 #include <map>
 
 #include "backends/clike/CLikePrinter.h"
-#include "compiler/NarrowIndices.h"
 
 namespace tessera::opencl {
 
@@ -132,10 +131,7 @@ class OpenCLDialect : public clike::Dialect {
 
 }  // namespace
 
-KernelSource kernel_source(const compiler::Kernel &original) {
-  // 32-bit index arithmetic where it provably fits: 64-bit integers are emulated or split on GPUs
-  // and halve llvmpipe's speed.
-  const compiler::Kernel k = compiler::narrow_indices(original);
+KernelSource kernel_source(const compiler::Kernel &k) {
   OpenCLDialect dialect;
   clike::CLikePrinter printer(dialect, k.params);
   KernelSource ks;

@@ -21,6 +21,7 @@ struct KernelSource {
 /// Build options of every kernel program (part of the program cache's key).
 inline constexpr const char *kBuildOptions = "-cl-std=CL1.2";
 
+/// The OpenCL C program of finished kernel `kernel` (compiler/Finish.h).
 KernelSource kernel_source(const compiler::Kernel &kernel);
 
 /// The text the kernel cache keys a program binary by: the source and the build options.

@@ -6,11 +6,7 @@
 #include <set>
 #include <utility>
 
-#include "backends/clike/AlignedLoads.h"
 #include "backends/clike/CLikePrinter.h"
-#include "backends/clike/HoistLoads.h"
-#include "backends/clike/UnswitchGuards.h"
-#include "compiler/NarrowIndices.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::vulkan {
@@ -288,26 +284,12 @@ bool uses(const std::string &text, const std::string &word) {
 
 }  // namespace
 
-KernelSource kernel_source(const compiler::Kernel &original, int64_t max_texels) {
-  // 32-bit index arithmetic where it provably fits: 64-bit integers are emulated or split on GPUs
-  // and halve llvmpipe's speed. Float32 inputs read by aligned groups of four through texel
-  // buffer views, innermost loops unrolled by 4 where that aligns their loads. Repeated loads read
-  // once (llvmpipe loads lane by lane).
-  compiler::Kernel k = compiler::narrow_indices(original);
-  std::set<std::string> read_only, texel_names;
+KernelSource kernel_source(const compiler::Kernel &k) {
+  // Params read by aligned groups of four (finish_kernel marks float32 inputs that fit a texel
+  // buffer view) are read through R32G32B32A32 texel views.
   std::map<std::string, int> texel_buffers;
-  for (size_t i = 0; i < k.params.size(); ++i) {
-    const auto &p = k.params[i];
-    if (p.is_output) continue;
-    read_only.insert(p.name);
-    if (p.dtype == DType::Float32 && (static_cast<int64_t>(p.elements) + 3) / 4 <= max_texels) {
-      texel_names.insert(p.name);
-      texel_buffers[clike::CLikePrinter::identifier(p.name)] = static_cast<int>(i);
-    }
-  }
-  k.body = clike::unswitch_invariant_guards(k.body);
-  k.body = clike::unroll_for_aligned_loads(k.body, [&](const std::string &b) { return texel_names.count(b) > 0; });
-  k.body = clike::hoist_loads(k.body, read_only);
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (k.params[i].grouped_reads) texel_buffers[clike::CLikePrinter::identifier(k.params[i].name)] = static_cast<int>(i);
   GlslDialect dialect(std::move(texel_buffers));
   clike::CLikePrinter printer(dialect, k.params);
   KernelSource ks;

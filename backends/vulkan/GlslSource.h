@@ -39,14 +39,11 @@ struct KernelSource {
   ShaderFeatures needs;
 };
 
-/// The texel buffer view size (maxTexelBufferElements) every Vulkan device supports.
-inline constexpr int64_t kMinTexelBufferElements = 65536;
-
-/// The shader of `kernel`; storage buffer `i` (set 0, binding i) is kernel.params[i]. Float32
-/// inputs of at most `max_texels` texels of four elements may be read through texel buffer views
-/// too (KernelSource::texel_params). Throws tile::Error for what GLSL cannot express (float64
-/// transcendental functions it has no helper for).
-KernelSource kernel_source(const compiler::Kernel &kernel, int64_t max_texels = kMinTexelBufferElements);
+/// The shader of finished kernel `kernel` (compiler/Finish.h); storage buffer `i` (set 0, binding
+/// i) is kernel.params[i]. Params read in groups (BufferParam::grouped_reads) may be read through
+/// texel buffer views too (KernelSource::texel_params). Throws tile::Error for what GLSL cannot
+/// express (float64 transcendental functions it has no helper for).
+KernelSource kernel_source(const compiler::Kernel &kernel);
 
 /// Throws tile::Error naming the first feature `src` needs that `has` lacks, e.g.
 /// "vulkan:0 (llvmpipe) has no float64 support: kernel C needs it".

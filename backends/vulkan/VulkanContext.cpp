@@ -5,7 +5,7 @@
 #include <iostream>
 #include <thread>
 
-#include "backends/vulkan/PipelineCacheFile.h"
+#include "backends/vulkan/PipelineCacheData.h"
 #include "backends/vulkan/ShaderCompiler.h"
 #include "tile/Diagnostics.h"
 
@@ -186,18 +186,8 @@ VkDevice create_device(Gpu &g) {
   return d;
 }
 
-void create_pipeline_cache(Gpu &g) {
-  g.cache_file = pipeline_cache_path(g.props.pipelineCacheUUID);
-  std::vector<char> data =
-      read_pipeline_cache(g.cache_file, g.props.vendorID, g.props.deviceID, g.props.pipelineCacheUUID);
-  VkPipelineCacheCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-  info.initialDataSize = data.size();
-  info.pInitialData = data.empty() ? nullptr : data.data();
-  if (vkCreatePipelineCache(g.device, &info, nullptr, &g.cache) == VK_SUCCESS) return;
-  std::cerr << "tessera: warning: ignoring the Vulkan pipeline cache " << g.cache_file << ": the driver rejects it\n";
-  info.initialDataSize = 0;
-  info.pInitialData = nullptr;
-  check(vkCreatePipelineCache(g.device, &info, nullptr, &g.cache), g.name() + ": vkCreatePipelineCache");
+std::string cache_key_of(const Gpu &g) {
+  return pipeline_cache_key(g.props.vendorID, g.props.deviceID, g.props.pipelineCacheUUID);
 }
 
 }  // namespace
@@ -248,16 +238,38 @@ Gpu &open_gpu(int index) {
   pool.queueFamilyIndex = g.queue_family;
   pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   check(vkCreateCommandPool(g.device, &pool, nullptr, &g.pool), g.name() + ": vkCreateCommandPool");
-  create_pipeline_cache(g);
+  VkPipelineCacheCreateInfo cache{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  check(vkCreatePipelineCache(g.device, &cache, nullptr, &g.cache), g.name() + ": vkCreatePipelineCache");
   return g;
 }
 
-const Pipeline &pipeline_for(Gpu &g, const KernelSource &src, uint32_t local_size) {
+namespace {
+
+constexpr const char *kSpirvKind = "vulkan-spirv";
+
+// SPIR-V of `src` from the kernel cache, else compiled by shaderc (and stored there).
+std::vector<uint32_t> spirv_for(Gpu &g, const KernelSource &src, BinaryStore *binaries) {
+  std::string key = "api " + std::to_string(g.api_version) + "\n" + src.source;
+  if (binaries)
+    if (auto found = binaries->find(kSpirvKind, key); found && !found->empty() && found->size() % 4 == 0) {
+      std::vector<uint32_t> words(found->size() / 4);
+      std::memcpy(words.data(), found->data(), found->size());
+      if (words[0] == 0x07230203u) return words;  // the SPIR-V magic number; anything else is rebuilt
+    }
+  std::vector<uint32_t> spirv = compile_glsl(src.source, g.api_version, g.label() + ": kernel " + src.name);
+  ++g.shader_compiles;
+  if (binaries)
+    binaries->store(kSpirvKind, key, std::string(reinterpret_cast<const char *>(spirv.data()), spirv.size() * 4));
+  return spirv;
+}
+
+}  // namespace
+
+const Pipeline &pipeline_for(Gpu &g, const KernelSource &src, uint32_t local_size, BinaryStore *binaries) {
   std::string key = std::to_string(local_size) + "/" + std::to_string(src.invocations) + "\n" + src.source;
   if (auto it = g.pipelines.find(key); it != g.pipelines.end()) return it->second;
   Pipeline p;
-  std::vector<uint32_t> spirv = compile_glsl(src.source, g.api_version, g.label() + ": kernel " + src.name);
-  ++g.shader_compiles;
+  std::vector<uint32_t> spirv = spirv_for(g, src, binaries);
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   mi.codeSize = spirv.size() * sizeof(uint32_t);
   mi.pCode = spirv.data();
@@ -298,20 +310,37 @@ const Pipeline &pipeline_for(Gpu &g, const KernelSource &src, uint32_t local_siz
   return g.pipelines.emplace(key, p).first->second;
 }
 
-void save_pipeline_cache(Gpu &g) {
-  if (!g.cache_dirty) return;
+void load_pipeline_cache(Gpu &g, BinaryStore *binaries) {
+  if (!binaries || !g.cache_loaded.insert(binaries->path()).second) return;
+  std::optional<std::string> data = binaries->find(kPipelineCacheKind, cache_key_of(g));
+  if (!data) return;
+  if (!is_pipeline_cache_of(*data, g.props.vendorID, g.props.deviceID, g.props.pipelineCacheUUID)) {
+    std::cerr << "tessera: warning: ignoring the stored Vulkan pipeline cache of " << g.label()
+              << ": not a pipeline cache of this device and driver\n";
+    return;
+  }
+  VkPipelineCacheCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  info.initialDataSize = data->size();
+  info.pInitialData = data->data();
+  VkPipelineCache stored = VK_NULL_HANDLE;
+  if (vkCreatePipelineCache(g.device, &info, nullptr, &stored) != VK_SUCCESS) {
+    std::cerr << "tessera: warning: ignoring the stored Vulkan pipeline cache of " << g.label()
+              << ": the driver rejects it\n";
+    return;
+  }
+  vkMergePipelineCaches(g.device, g.cache, 1, &stored);
+  vkDestroyPipelineCache(g.device, stored, nullptr);
+}
+
+void save_pipeline_cache(Gpu &g, BinaryStore *binaries) {
+  if (!binaries || !g.cache_dirty) return;
   g.cache_dirty = false;
   size_t size = 0;
   if (vkGetPipelineCacheData(g.device, g.cache, &size, nullptr) != VK_SUCCESS || size == 0) return;
-  std::vector<char> data(size);
+  std::string data(size, '\0');
   if (vkGetPipelineCacheData(g.device, g.cache, &size, data.data()) != VK_SUCCESS) return;
   data.resize(size);
-  std::string err = write_pipeline_cache(g.cache_file, data);
-  static bool warned = false;
-  if (!err.empty() && !warned) {
-    warned = true;
-    std::cerr << "tessera: warning: Vulkan pipeline cache not saved: " << err << "\n";
-  }
+  binaries->store(kPipelineCacheKind, cache_key_of(g), data);
 }
 
 }  // namespace tessera::vulkan

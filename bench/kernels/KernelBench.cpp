@@ -45,7 +45,7 @@ void run_tessera(benchmark::State &state, const std::string &text, const tessera
   auto device = tessera::builtin_devices().create("cpu");
   tessera::CompileOptions options;
   options.policy = tuned ? tessera::TunePolicy::Online : tessera::TunePolicy::Off;
-  options.budget = tessera::compiler::tune::Budget{16, 20};
+  options.budget = tessera::TuneBudget{16, 20};
   options.cache_path = tessera::bench::scratch_cache();
   auto exe = device->compile(bound, options);
   if (tuned && !exe->report().kernels.empty())

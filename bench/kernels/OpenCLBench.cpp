@@ -36,7 +36,7 @@ void sgemm_tessera_opencl(benchmark::State &state, bool tuned) {
   auto bound = tessera::tile::bind(program, {{"A", inputs["A"].type()}, {"B", inputs["B"].type()}});
   tessera::CompileOptions options;
   options.policy = tuned ? tessera::TunePolicy::Online : tessera::TunePolicy::Off;
-  options.budget = tessera::compiler::tune::Budget{16, 60};
+  options.budget = tessera::TuneBudget{16, 60};
   options.cache_path = tessera::bench::scratch_cache();
   auto exe = devices.create("opencl:0")->compile(bound, options);
   exe->run(inputs);  // first launch: the driver compiles the work-group function

@@ -9,7 +9,7 @@
 #include "backends/Registry.h"
 #include "bench/kernels/RandomMatrix.h"
 #include "backends/vulkan/VulkanContext.h"
-#include "backends/vulkan/VulkanDevice.h"
+#include "backends/vulkan/VulkanBackend.h"
 #include "tile/Parser.h"
 
 namespace {
@@ -67,7 +67,7 @@ void BM_FmaRoofline_Vulkan(benchmark::State &state) {
   src.invocations = kInvocations;
   src.buffers = 2;
   std::lock_guard<std::recursive_mutex> lock(g.mutex);
-  const tessera::vulkan::Pipeline &p = tessera::vulkan::pipeline_for(g, src, kLocal);
+  const tessera::vulkan::Pipeline &p = tessera::vulkan::pipeline_for(g, src, kLocal, nullptr);
 
   // Two host-visible buffers: the results and the factor (0.999).
   VkBuffer buffers[2];

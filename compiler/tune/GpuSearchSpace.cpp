@@ -20,7 +20,7 @@ std::pair<int, int> mapped_dims(const ContractionNest &n, const Schedule &s) {
 
 }  // namespace
 
-std::vector<Schedule> gpu_candidates(const ContractionNest &n, const TargetInfo &target) {
+std::vector<Schedule> gpu_candidates(const ContractionNest &n, const Target &target) {
   Schedule base = choose_gpu_schedule(n, target);
   std::vector<Schedule> out = {base};
   auto add = [&](const Schedule &s) {

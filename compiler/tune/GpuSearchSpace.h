@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "compiler/Lower.h"
 #include "compiler/Nest.h"
 #include "compiler/Schedule.h"
+#include "compiler/Target.h"
 
 namespace tessera::compiler::tune {
 
@@ -14,6 +14,6 @@ namespace tessera::compiler::tune {
 /// budget (not only powers of two), 1-4 vectors wide, narrower vectors, work-group shapes
 /// (1-64 work-items per dimension), the vector index or the rows on dimension 0, and operands staged
 /// in local memory or not (where GpuMapping can stage them). No duplicates.
-std::vector<Schedule> gpu_candidates(const ContractionNest &nest, const TargetInfo &target);
+std::vector<Schedule> gpu_candidates(const ContractionNest &nest, const Target &target);
 
 }  // namespace tessera::compiler::tune

@@ -23,7 +23,7 @@ double register_tile_score(int64_t rows, int vecs, int64_t row_extent, int regis
 }
 
 std::vector<Schedule> contraction_candidates(const ContractionNest &interior, const Schedule &base,
-                                             const TargetInfo &target) {
+                                             const Target &target) {
   const ContractionNest &n = interior;
   int v = base.vector_index, width = base.vector_width;
   size_t r = n.outputs();
@@ -78,7 +78,7 @@ std::vector<Schedule> elementwise_candidates(const ContractionNest &n, const Sch
 
 }  // namespace
 
-std::vector<Schedule> candidates(const ContractionNest &nest, const TargetInfo &target) {
+std::vector<Schedule> candidates(const ContractionNest &nest, const Target &target) {
   if (target.backend == "opencl" || target.backend == "vulkan") return gpu_candidates(nest, target);
   Schedule base = choose_schedule(nest, target);
   std::vector<Schedule> all{base};

@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "compiler/Lower.h"
 #include "compiler/Nest.h"
 #include "compiler/Schedule.h"
+#include "compiler/Target.h"
 
 namespace tessera::compiler::tune {
 
@@ -13,6 +13,6 @@ namespace tessera::compiler::tune {
 /// targets get gpu_candidates() (GpuSearchSpace.h). On CPUs: register
 /// tiles of every row count the register file allows (not only powers of two), 1-4 vectors wide,
 /// either tile loop outermost; elementwise kernels: unroll factors.
-std::vector<Schedule> candidates(const ContractionNest &nest, const TargetInfo &target);
+std::vector<Schedule> candidates(const ContractionNest &nest, const Target &target);
 
 }  // namespace tessera::compiler::tune

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "compiler/ApplySchedule.h"
+#include "compiler/Finish.h"
 #include "compiler/tune/SearchSpace.h"
 #include "tile/Diagnostics.h"
 
@@ -123,10 +124,15 @@ std::string difference(const Kernel &k, const Measurement &ref, const Measuremen
 constexpr int kConfirmRounds = 2;
 constexpr double kConfirmMargin = 0.03;
 
+/// The finished kernel of `nest` under `s`, with the untuned kernel's name and params.
+Kernel candidate(const ContractionNest &nest, const Kernel &untuned, const Schedule &s, const Target &target) {
+  return finish_kernel(Kernel{untuned.name, untuned.params, apply_schedule(nest, s)}, target);
+}
+
 void confirm_winner(const ContractionNest &nest, const Kernel &untuned, const Schedule &model,
-                    const std::vector<std::vector<std::byte>> &inputs, int runs, KernelBench &bench,
-                    TuneResult &result) {
-  Kernel winner{untuned.name, untuned.params, apply_schedule(nest, result.best)};
+                    const std::vector<std::vector<std::byte>> &inputs, int runs, const Target &target,
+                    KernelBench &bench, TuneResult &result) {
+  Kernel winner = candidate(nest, untuned, result.best, target);
   double u = std::numeric_limits<double>::infinity(), w = u;
   for (int round = 0; round < kConfirmRounds; ++round) {
     u = std::min(u, fastest(bench.measure(untuned, inputs, 1, runs).seconds));
@@ -150,7 +156,7 @@ double nest_flops(const ContractionNest &nest) {
 }
 
 TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const Schedule &model,
-                       const TargetInfo &target, KernelBench &bench, const Budget &budget,
+                       const Target &target, KernelBench &bench, const Budget &budget,
                        const TrialCallback &on_trial) {
   const auto start = Clock::now();
   std::vector<std::vector<std::byte>> inputs;
@@ -176,7 +182,7 @@ TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const
     if (s == model) continue;
     Trial trial{s, Trial::Outcome::Ok, 0, ""};
     try {
-      Kernel k{untuned.name, untuned.params, apply_schedule(nest, s)};
+      Kernel k = candidate(nest, untuned, s, target);
       Measurement m = bench.measure(k, inputs, 1, runs);
       trial.seconds = fastest(m.seconds);
       trial.error = difference(untuned, reference, m);
@@ -192,7 +198,7 @@ TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const
     result.trials.push_back(std::move(trial));
     if (on_trial) on_trial(result.trials.back(), result);
   }
-  if (!(result.best == model)) confirm_winner(nest, untuned, model, inputs, runs, bench, result);
+  if (!(result.best == model)) confirm_winner(nest, untuned, model, inputs, runs, target, bench, result);
   return result;
 }
 

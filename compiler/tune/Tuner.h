@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "compiler/IR.h"
-#include "compiler/Lower.h"
 #include "compiler/Nest.h"
 #include "compiler/Schedule.h"
+#include "compiler/Target.h"
 
 namespace tessera::compiler::tune {
 
@@ -21,7 +21,8 @@ struct Measurement {
   std::vector<std::vector<std::byte>> outputs;    // after the last run, one per output param, param order
 };
 
-/// Runs loop IR kernels on a device for the tuner; each device implements it over its own buffers.
+/// Runs finished loop IR kernels on a device for the tuner (runtime/KernelBench.h implements it for
+/// every device).
 class KernelBench {
  public:
   virtual ~KernelBench() = default;
@@ -56,12 +57,12 @@ struct TuneResult {
 using TrialCallback = std::function<void(const Trial &, const TuneResult &so_far)>;
 
 /// Tunes the kernel of `nest` on `bench`. `untuned` is the kernel under the cost model's schedule
-/// `model`: timed first, its output is the reference every other candidate must match; candidates
+/// `model`, finished for `target` (compiler/Finish.h) as every candidate is: timed first, its output is the reference every other candidate must match; candidates
 /// keep its name and parameters. A winner other than `model` is timed again against it, in
 /// alternation, and kept only when it is still at least 3% faster (TuneResult then holds those
 /// times). Throws tile::Error when the untuned kernel fails to build or run.
 TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const Schedule &model,
-                       const TargetInfo &target, KernelBench &bench, const Budget &budget,
+                       const Target &target, KernelBench &bench, const Budget &budget,
                        const TrialCallback &on_trial = {});
 
 /// Floating-point operations of one run of `nest` (2 per multiply-accumulate point, 1 per

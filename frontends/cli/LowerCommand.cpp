@@ -1,20 +1,21 @@
-// `tessera lower PROG.tile --in NAME=f32[2,3]... | --spec FILE.json [--emit tile|loops|source]`:
-// shows what the compiler makes of a program: the bound program with its fusion, the loop IR of
-// every step with its schedule, or the device's source.
+// `tessera lower PROG.tile --in NAME=f32[2,3]... | --spec FILE.json [--device D] [--emit tile|loops|source]
+// [--target generic]`: shows what the compiler makes of a program for a device: the bound program
+// with its fusion, the finished loop IR of every step with its schedule, or the device's source.
+// Schedules are what a run would take now (the kernel cache's, else the cost model's); nothing is
+// tuned. `--target generic` lowers for a fixed 1-core, 128-bit target instead (stable test output).
 #include <iostream>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include "compiler/IRPrinter.h"
 #include "backends/Registry.h"
 #include "compiler/Lower.h"
 #include "frontends/cli/Commands.h"
 #include "frontends/cli/InputSpec.h"
+#include "runtime/Compile.h"
 #include "tile/Bind.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
@@ -28,24 +29,12 @@ struct LowerOptions {
   std::string program;
   std::vector<std::string> inputs;  // NAME=f32[2,3]
   std::string spec;
-  std::string device = "cpu";
+  std::string device;
   std::string emit = "loops";
-  std::string target = "host";
+  std::string target = "device";
 };
 
 [[noreturn]] void fail(const std::string &message) { throw tile::Error("tessera: error: " + message); }
-
-compiler::TargetInfo target_for(const LowerOptions &o) {
-  compiler::TargetInfo t;
-  t.backend = "llvm";
-  if (o.target == "generic") return t;  // 1 core, 128-bit vectors: deterministic output for tests
-  t.cores = std::max(1u, std::thread::hardware_concurrency());
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  t.vector_bits = __builtin_cpu_supports("avx512f") ? 512 : __builtin_cpu_supports("avx2") ? 256 : 128;
-#endif
-  return t;
-}
 
 std::string fusion_note(const compiler::Step &step) {
   std::string s;
@@ -57,38 +46,38 @@ std::string fusion_note(const compiler::Step &step) {
 void lower_command(const LowerOptions &o) {
   if (o.emit != "tile" && o.emit != "loops" && o.emit != "source")
     fail("--emit must be tile, loops or source, not '" + o.emit + "'");
-  if (o.target != "host" && o.target != "generic") fail("--target must be host or generic");
+  if (o.target != "device" && o.target != "generic") fail("--target must be device or generic");
+  if (o.target == "generic" && o.emit == "source") fail("--emit source shows a device's code; drop --target generic");
   tile::Program program = tile::parse_program(tile::read_source_file(o.program));
   tile::BoundProgram bound = tile::bind(program, typed_inputs(program, o.program, o.spec, o.inputs));
-  compiler::LoweredProgram lowered = compiler::lower(bound, target_for(o));
+  DeviceRegistry registry = builtin_devices();
+  std::unique_ptr<Device> device = registry.create(o.device.empty() ? registry.default_name() : o.device);
 
   if (o.emit == "source") {
-    std::cout << builtin_devices().create(o.device)->source(bound);
+    std::cout << device->source(bound);
     return;
   }
-  if (o.emit == "tile") {
-    for (const auto &[name, type] : bound.inputs) std::cout << "// input " << name << ": " << type.str() << "\n";
-    for (const auto &s : bound.statements) std::cout << "// " << s.output << ": " << s.type.str() << "\n";
-    for (const auto &step : lowered.steps) {
-      std::string note = fusion_note(step);
-      std::string name = step.kind == compiler::Step::Kind::Host ? step.host_statement : step.kernel.name;
-      std::cout << "// kernel " << name << (step.kind == compiler::Step::Kind::Host ? " (host)" : "")
-                << (note.empty() ? "" : " fuses " + note) << "\n";
-    }
-    std::cout << tile::print_program(program);
+  if (o.emit == "loops" && o.target == "device") {
+    std::cout << device->loops(bound);
     return;
   }
-  for (size_t i = 0; i < lowered.steps.size(); ++i) {
-    const auto &step = lowered.steps[i];
-    if (step.kind == compiler::Step::Kind::Host) {
-      std::cout << "// step " << i << ": host " << step.host_statement << "\n";
-      continue;
-    }
+  // 1 core and 128-bit vectors: the same loops on every machine.
+  compiler::LoweredProgram lowered = o.target == "generic"
+                                         ? compiler::lower(bound, compiler::Target{"llvm"})
+                                         : lower_for(bound, device->backend(), CompileOptions{});
+  if (o.emit == "loops") {
+    std::cout << compiler::print_lowered(lowered);
+    return;
+  }
+  for (const auto &[name, type] : bound.inputs) std::cout << "// input " << name << ": " << type.str() << "\n";
+  for (const auto &s : bound.statements) std::cout << "// " << s.output << ": " << s.type.str() << "\n";
+  for (const auto &step : lowered.steps) {
     std::string note = fusion_note(step);
-    std::cout << "// step " << i << ": " << step.kernel.name << (note.empty() ? "" : " (fuses " + note + ")") << "\n";
-    if (!step.schedule.tile_sizes.empty()) std::cout << "// schedule " << step.schedule.to_json() << "\n";
-    std::cout << compiler::print_kernel(step.kernel);
+    bool host = step.kind == compiler::Step::Kind::Host;
+    std::cout << "// kernel " << (host ? step.host_statement : step.kernel.name) << (host ? " (host)" : "")
+              << (note.empty() ? "" : " fuses " + note) << "\n";
   }
+  std::cout << tile::print_program(program);
 }
 
 }  // namespace
@@ -99,9 +88,11 @@ void add_lower_command(CLI::App &app) {
   cmd->add_option("program", options->program, "The Tile program (PROG.tile)")->required();
   cmd->add_option("--in", options->inputs, "An input type: NAME=DTYPE[D0,D1,...], e.g. A=f32[2,3]");
   cmd->add_option("--spec", options->spec, "Input types as JSON: {\"inputs\": {\"A\": {\"dtype\", \"shape\"}}}");
-  cmd->add_option("--device", options->device, "Device whose source --emit source shows (default: cpu)");
+  cmd->add_option("--device", options->device,
+                  "Device whose loops or source to show (default: $TESSERA_DEVICE or the first device)");
   cmd->add_option("--emit", options->emit, "What to print: tile, loops (default) or source");
-  cmd->add_option("--target", options->target, "host (default) or generic (1 core, 128-bit vectors)");
+  cmd->add_option("--target", options->target,
+                  "device (default: the device's target) or generic (1 core, 128-bit vectors)");
   cmd->callback([options] { lower_command(*options); });
 }
 

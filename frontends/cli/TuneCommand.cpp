@@ -65,7 +65,7 @@ void tune(const TuneOptions &o) {
   TuneProgressBar progress(o.trials, true);
   CompileOptions options;
   options.policy = TunePolicy::Online;
-  options.budget = compiler::tune::Budget{o.trials, o.seconds};
+  options.budget = TuneBudget{o.trials, o.seconds};
   options.total_seconds = o.total_seconds;
   options.retune = o.retune;
   options.progress = [&](const TuneProgress &p) { progress(p); };

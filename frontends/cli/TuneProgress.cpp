@@ -27,7 +27,7 @@ TuneProgressBar::TuneProgressBar(int trials_per_kernel, bool plain_lines)
 
 void TuneProgressBar::operator()(const TuneProgress &p) {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  int done = static_cast<int>(p.so_far->trials.size());
+  int done = p.trials_so_far;
   if (!tty_) {
     if (plain_ && p.index != last_)
       std::cerr << "tuning kernel " << p.index << " of " << p.count << ": " << p.kernel << "\n";
@@ -38,7 +38,7 @@ void TuneProgressBar::operator()(const TuneProgress &p) {
   double eta = fraction > 0 ? elapsed / fraction - elapsed : 0;
   int width = 24, filled = std::clamp(static_cast<int>(fraction * width), 0, width);
   char best[32];
-  std::snprintf(best, sizeof best, "%.3f ms", p.so_far->best_seconds * 1e3);
+  std::snprintf(best, sizeof best, "%.3f ms", p.best_seconds * 1e3);
   std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] kernel " << p.index << "/"
             << p.count << " " << p.kernel.substr(0, 20) << "  trial " << done << "/" << trials_ << "  best " << best
             << "  " << duration(elapsed) << " elapsed, ETA " << duration(eta) << "\033[K" << std::flush;

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "runtime/Device.h"
+#include "runtime/CompileReport.h"
 
 namespace tessera::cli {
 

@@ -1,4 +1,4 @@
-"""`tessera run --profile`: one timed entry per kernel of the program on every device that profiles,
+"""`tessera run --profile`: one timed entry per kernel of the program on every device,
 times that add up to no more than the run, and a clear error (exit 1, no file) for bad use."""
 import json
 
@@ -71,6 +71,11 @@ def test_unwritable_profile_path_is_an_error(tessera, tmp_path, program):
     assert "no/such/dir/profile.json" in stderr and "error" in stderr
 
 
-def test_interp_cannot_profile(tessera, tmp_path, program):
-    stderr = failed_run(tessera, tmp_path, program, "--device", "interp", "--profile", "profile.json")
-    assert stderr == "tessera: error: device 'interp' cannot profile a run (--profile); use cpu, opencl or vulkan\n"
+def test_interp_profiles_its_host_steps(tessera, tmp_path, program):
+    # The interpreter runs every statement as a host step through the same step loop.
+    prog, spec = program
+    tessera("run", prog, "--spec", spec, "--random", 1, "--device", "interp", "--out-dir", tmp_path,
+            "--profile", tmp_path / "profile.json")
+    profile = json.loads((tmp_path / "profile.json").read_text())
+    assert [s["name"] for s in profile["steps"] if s["kind"] == "host"] == ["C", "D"]
+    assert not [s for s in profile["steps"] if s["kind"] == "kernel"]

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "autodiff/Gradient.h"
-#include "backends/interp/InterpDevice.h"
+#include "runtime/interp/Interpret.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
 #include "tile/Printer.h"

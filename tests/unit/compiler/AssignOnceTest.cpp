@@ -18,7 +18,7 @@ TensorType f32(std::vector<int64_t> shape) { return {DType::Float32, std::move(s
 // Lowers `text` (inputs A: f32[4]) and says whether statement `name` became a host step.
 bool is_host_step(const std::string &text, const std::string &name) {
   auto bound = tile::bind(tile::parse_program(text), {{"A", f32({4})}});
-  for (const auto &step : lower(bound, TargetInfo{}).steps)
+  for (const auto &step : lower(bound, Target{}).steps)
     if (step.kind == Step::Kind::Host && step.host_statement == name) return true;
   return false;
 }
@@ -60,7 +60,7 @@ TEST(AssignOnce, UpsamplingIsPinnedByTwoInequalities) {
 TEST(AssignOnce, HostAssignIsNotFused) {
   const char *text = "function (A[N]) -> (R) { B[0 : 1] = =(A[i]), i < 1; C[0 : 1] = =(A[i]); R = C + 1; }";
   auto bound = tile::bind(tile::parse_program(text), {{"A", f32({4})}});
-  auto lowered = lower(bound, TargetInfo{});
+  auto lowered = lower(bound, Target{});
   bool host_c = false, kernel_r = false;
   for (const auto &step : lowered.steps) {
     host_c |= step.kind == Step::Kind::Host && step.host_statement == "C";

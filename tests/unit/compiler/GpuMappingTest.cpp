@@ -16,8 +16,8 @@ namespace {
 
 using tile::DType;
 
-TargetInfo wide_target() {  // PoCL on an AVX-512 CPU
-  TargetInfo t;
+Target wide_target() {  // PoCL on an AVX-512 CPU
+  Target t;
   t.backend = "opencl";
   t.cores = 2;
   t.vector_bits = 512;
@@ -25,8 +25,8 @@ TargetInfo wide_target() {  // PoCL on an AVX-512 CPU
   return t;
 }
 
-TargetInfo simt_target() {  // a GPU: scalar lanes, 1024 work-items per group
-  TargetInfo t;
+Target simt_target() {  // a GPU: scalar lanes, 1024 work-items per group
+  Target t;
   t.backend = "vulkan";
   t.cores = 16;
   t.vector_bits = 32;
@@ -62,7 +62,7 @@ const std::vector<Case> &cases() {
 }
 
 TEST(GpuMapping, CostModelSchedulesMatchInterp) {
-  for (const TargetInfo &target : {wide_target(), simt_target()})
+  for (const Target &target : {wide_target(), simt_target()})
     for (const auto &c : cases()) {
       auto bound = bind_program(c.text, c.inputs);
       // Staging in local memory needs barriers, which LoopEval's sequential work-items cannot
@@ -81,7 +81,7 @@ TEST(GpuMapping, CostModelSchedulesMatchInterp) {
 }
 
 TEST(GpuMapping, EveryCandidateOfTheSearchSpaceMatchesInterp) {
-  for (const TargetInfo &target : {wide_target(), simt_target()})
+  for (const Target &target : {wide_target(), simt_target()})
     for (const auto &c : cases()) {
       auto bound = bind_program(c.text, c.inputs);
       std::vector<Schedule> all;
@@ -147,7 +147,7 @@ TEST(GpuMapping, WideTargetsGetTallRegisterTilesOfVectors) {
 }
 
 TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
-  TargetInfo lavapipe = simt_target();
+  Target lavapipe = simt_target();
   lavapipe.cores = 2;
   lavapipe.subgroup_size = 8;
   auto tiles = [&](int64_t m, int64_t n) {

@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "backends/interp/InterpDevice.h"
+#include "runtime/interp/Interpret.h"
 #include "compiler/Bounds.h"
 #include "compiler/CostModel.h"
 #include "compiler/IRPrinter.h"
@@ -28,14 +28,14 @@ tile::BoundProgram bind_text(const std::string &text, const std::map<std::string
 
 // Lowers for `target`, runs every step with LoopEval and compares each output with interp.
 void expect_matches_interp(const std::string &text, const std::map<std::string, TensorType> &in,
-                           TargetInfo target = {}) {
+                           Target target = {}) {
   auto bound = bind_text(text, in);
   // float32 kernels vs interp's double accumulation: 1e-4 absolute on values of order 1.
   test::expect_lowered_matches_interp(bound, lower(bound, target), 42, 1e-4, text);
 }
 
-TargetInfo avx512() {
-  TargetInfo t;
+Target avx512() {
+  Target t;
   t.cores = 2, t.vector_bits = 512;
   return t;
 }
@@ -171,11 +171,11 @@ TEST(Lower, BuffersNeedNoFillOnlyWhenAKernelOverwritesThemFirst) {
   auto prng = bind_text("function (X[N, M]) -> (S, V) { T = prng_step(X, 3, 4); S = prng_state(T); "
                         "U = prng_value(T); V = U * 2.0; }",
                         {{"X", {DType::UInt32, {3, 2048}}}});
-  EXPECT_EQ(written_whole_first(lower(prng, TargetInfo{})), (std::set<std::string>{"V"}));
+  EXPECT_EQ(written_whole_first(lower(prng, Target{})), (std::set<std::string>{"V"}));
   auto conv = bind_text("function (I[N, H, C], K[KH, C, F]) -> (R) { "
                         "O[n, x, f : N, H, F] = +(I[n, x + k - 1, c] * K[k, c, f]); R = relu(O); }",
                         {{"I", f32({1, 6, 3})}, {"K", f32({3, 3, 4})}});
-  EXPECT_EQ(written_whole_first(lower(conv, TargetInfo{})), (std::set<std::string>{"R"}));
+  EXPECT_EQ(written_whole_first(lower(conv, Target{})), (std::set<std::string>{"R"}));
 }
 
 TEST(Lower, UnboundedIndexIsAnError) {
@@ -188,7 +188,7 @@ TEST(Lower, LogPrintsOnlyPassesThatChanged) {
   std::vector<std::string> passes;
   LowerOptions o;
   o.log = [&](const std::string &pass, const std::string &) { passes.push_back(pass); };
-  lower(p, TargetInfo{}, o);
+  lower(p, Target{}, o);
   // Fusion changed nothing; the scheduler (1 core, 3 elements) keeps the plain loop.
   EXPECT_EQ(passes, (std::vector<std::string>{"lower O"}));
 }

@@ -10,7 +10,7 @@
 #include <random>
 #include <string>
 
-#include "backends/interp/InterpDevice.h"
+#include "runtime/interp/Interpret.h"
 #include "compiler/Lower.h"
 #include "tests/unit/compiler/LoopEval.h"
 

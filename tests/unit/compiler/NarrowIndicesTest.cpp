@@ -120,7 +120,7 @@ TEST(NarrowIndices, IndexLoadedFromDataIsNotTrusted) {
 // Lowered programs (GPU schedules, guards, floor division in convolution borders) still match the
 // interpreter after narrowing.
 TEST(NarrowIndices, LoweredKernelsStillMatchTheInterpreter) {
-  TargetInfo gpu;
+  Target gpu;
   gpu.backend = "vulkan";
   gpu.cores = 2;
   gpu.vector_bits = 32;
@@ -138,7 +138,7 @@ TEST(NarrowIndices, LoweredKernelsStillMatchTheInterpreter) {
   };
   for (const auto &c : cases) {
     auto bound = tile::bind(tile::parse_program(c.text), c.types);
-    for (const TargetInfo &t : {gpu, TargetInfo{}}) {
+    for (const Target &t : {gpu, Target{}}) {
       LoweredProgram lowered = lower(bound, t);
       for (auto &step : lowered.steps)
         if (step.kind == Step::Kind::Kernel) step.kernel = narrow_indices(step.kernel);

@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "backends/interp/InterpDevice.h"
+#include "runtime/interp/Interpret.h"
 #include "compiler/IRPrinter.h"
 #include "compiler/IRVisitor.h"
 #include "compiler/Lower.h"
@@ -24,20 +24,20 @@ using tile::TensorType;
 
 TensorType f32(std::vector<int64_t> shape) { return {DType::Float32, std::move(shape)}; }
 
-TargetInfo avx512(int cores = 2) {
-  TargetInfo t;
+Target avx512(int cores = 2) {
+  Target t;
   t.cores = cores, t.vector_bits = 512;
   return t;
 }
 
-LoweredProgram lower_text(const std::string &text, const std::map<std::string, TensorType> &in, TargetInfo t) {
+LoweredProgram lower_text(const std::string &text, const std::map<std::string, TensorType> &in, Target t) {
   return lower(tile::bind(tile::parse_program(text), in), t);
 }
 
 // Runs every kernel with LoopEval on random inputs and compares each output with interp
 // (float32 kernels vs interp's double accumulation: 1e-4 absolute on values of order 1).
 void expect_matches_interp(const std::string &text, const std::map<std::string, TensorType> &in,
-                           TargetInfo target = avx512()) {
+                           Target target = avx512()) {
   auto bound = tile::bind(tile::parse_program(text), in);
   test::expect_lowered_matches_interp(bound, lower(bound, target), 7, 1e-4, text);
 }
@@ -190,7 +190,7 @@ TEST(Parallel, UnitBatchConvStillHasAParallelLoop) {
 }
 
 TEST(Parallel, OneCoreHasNoParallelLoop) {
-  TargetInfo one = avx512();
+  Target one = avx512();
   one.cores = 1;
   auto lowered = lower_text(kMatmul, {{"A", f32({64, 40})}, {"B", f32({40, 64})}}, one);
   Count c;

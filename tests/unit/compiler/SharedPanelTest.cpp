@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "backends/interp/InterpDevice.h"
+#include "runtime/interp/Interpret.h"
 #include "compiler/IRPrinter.h"
 #include "compiler/IRVisitor.h"
 #include "compiler/Lower.h"
@@ -21,8 +21,8 @@ using tile::TensorType;
 
 TensorType f32(std::vector<int64_t> shape) { return {DType::Float32, std::move(shape)}; }
 
-TargetInfo avx512(int cores = 2) {
-  TargetInfo t;
+Target avx512(int cores = 2) {
+  Target t;
   t.cores = cores, t.vector_bits = 512;
   return t;
 }
@@ -38,7 +38,7 @@ std::string conv(int64_t out, int64_t s, int64_t p, bool bias_relu = false) {
 
 // Runs every kernel with LoopEval on random inputs and compares each output with interp
 // (float32 kernels vs interp's double accumulation over <= 1152 terms of order 1: 1e-3 absolute).
-void expect_matches_interp(const std::string &text, const std::map<std::string, TensorType> &in, TargetInfo target) {
+void expect_matches_interp(const std::string &text, const std::map<std::string, TensorType> &in, Target target) {
   auto bound = tile::bind(tile::parse_program(text), in);
   test::expect_lowered_matches_interp(bound, lower(bound, target), 11, 1e-3, text);
 }

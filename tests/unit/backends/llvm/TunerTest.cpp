@@ -1,4 +1,4 @@
-// The tuner on the `cpu` device: candidates are timed through CpuKernelBench, a wrong or unbuildable
+// The tuner on the `cpu` device: candidates are timed through the runtime's kernel bench, a wrong or unbuildable
 // candidate never wins, budgets hold, identical kernels share one canonical text, and a program
 // compiled with tuning still matches the interpreter.
 #include <gtest/gtest.h>
@@ -10,14 +10,14 @@
 #include <set>
 
 #include "backends/Registry.h"
-#include "backends/interp/InterpDevice.h"
-#include "backends/llvm/CpuDevice.h"
-#include "backends/llvm/CpuKernelBench.h"
+#include "backends/llvm/CpuBackend.h"
 #include "compiler/IRPrinter.h"
+#include "compiler/Lower.h"
 #include "compiler/tune/Canonical.h"
 #include "compiler/tune/Tuner.h"
+#include "runtime/KernelBench.h"
 #include "runtime/KernelCache.h"
-#include "runtime/Tuning.h"
+#include "runtime/interp/Interpret.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
 
@@ -60,9 +60,9 @@ class Saboteur : public compiler::tune::KernelBench {
   compiler::tune::Measurement measure(const compiler::Kernel &k, const std::vector<std::vector<std::byte>> &in,
                                       int warmup, int runs) override {
     if (!untuned_) untuned_ = k.body;  // the tuner times the untuned kernel first
-    if (k.body == untuned_) return real_.measure(k, in, warmup, runs);
+    if (k.body == untuned_) return real_->measure(k, in, warmup, runs);
     if (!wrong_) throw tile::Error("error: the driver rejected the kernel (simulated)");
-    auto m = real_.measure(k, in, warmup, runs);
+    auto m = real_->measure(k, in, warmup, runs);
     float v;
     std::memcpy(&v, m.outputs[0].data() + 4 * 17, 4);
     v += 0.5f;
@@ -72,7 +72,7 @@ class Saboteur : public compiler::tune::KernelBench {
   }
 
  private:
-  llvm_backend::CpuKernelBench real_;
+  std::unique_ptr<compiler::tune::KernelBench> real_ = make_kernel_bench(cpu_backend(), nullptr);
   bool wrong_;
   compiler::Stmt untuned_;
 };
@@ -85,14 +85,14 @@ class FixedTimes : public compiler::tune::KernelBench {
   compiler::tune::Measurement measure(const compiler::Kernel &k, const std::vector<std::vector<std::byte>> &in,
                                       int warmup, int runs) override {
     if (!untuned_) untuned_ = k.body;  // the tuner times the untuned kernel first
-    auto m = real_.measure(k, in, warmup, runs);
+    auto m = real_->measure(k, in, warmup, runs);
     double t = k.body == untuned_ ? 1e-3 : timed_.insert(compiler::print_stmt(k.body)).second ? first_ : later_;
     for (auto &s : m.seconds) s = t;
     return m;
   }
 
  private:
-  llvm_backend::CpuKernelBench real_;
+  std::unique_ptr<compiler::tune::KernelBench> real_ = make_kernel_bench(cpu_backend(), nullptr);
   double first_, later_;
   compiler::Stmt untuned_;
   std::set<std::string> timed_;
@@ -141,8 +141,8 @@ TEST(Tuner, ACandidateThatFailsToBuildIsRecorded) {
 
 TEST(Tuner, TimesDistinctCandidatesWithinTheBudget) {
   auto k = capture(bind_text(kMatmul, {{"A", f32({64, 128})}, {"B", f32({128, 128})}})).at(0);
-  llvm_backend::CpuKernelBench bench;
-  auto r = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), bench, {4, 30});
+  auto bench = make_kernel_bench(cpu_backend(), nullptr);
+  auto r = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), *bench, {4, 30});
   ASSERT_EQ(r.trials.size(), 4u);
   EXPECT_EQ(r.trials[0].schedule, k.model);
   for (size_t i = 0; i < r.trials.size(); ++i) {
@@ -150,7 +150,7 @@ TEST(Tuner, TimesDistinctCandidatesWithinTheBudget) {
     for (size_t j = 0; j < i; ++j) EXPECT_FALSE(r.trials[i].schedule == r.trials[j].schedule);
   }
   EXPECT_LE(r.best_seconds, r.untuned_seconds);
-  auto none = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), bench, {8, 0});
+  auto none = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), *bench, {8, 0});
   EXPECT_EQ(none.trials.size(), 1u);  // no seconds left after the untuned kernel
 }
 
@@ -207,7 +207,7 @@ TEST_F(TunedCompile, MatchesInterpAndTunesIdenticalKernelsOnce) {
   CompileOptions options;
   options.policy = TunePolicy::Online;
   options.cache_path = (dir_ / "cache.db").string();
-  options.budget = compiler::tune::Budget{4, 10};
+  options.budget = TuneBudget{4, 10};
   auto exe = builtin_devices().create("cpu")->compile(bound, options);
   const auto &report = exe->report();
   ASSERT_EQ(report.kernels.size(), 2u);

@@ -1,4 +1,4 @@
-// The OpenCL device and its KernelBench on a real device (PoCL in CI; skipped without one): GPU
+// The OpenCL device and the tuner's kernel bench on it on a real device (PoCL in CI; skipped without one): GPU
 // schedules against hand-computed products, program binaries reused through the kernel cache (and
 // a bad binary falling back to a source build), the driver's build log in errors.
 #include <gtest/gtest.h>
@@ -7,13 +7,14 @@
 #include <filesystem>
 #include <random>
 
-#include "backends/opencl/OpenCLDevice.h"
-#include "backends/opencl/OpenCLKernelBench.h"
+#include "backends/opencl/OpenCLBackend.h"
 #include "backends/opencl/OpenCLSource.h"
 #include "compiler/Lower.h"
+#include "runtime/Device.h"
+#include "runtime/KernelBench.h"
 #include "runtime/KernelCache.h"
-#include "runtime/Tuning.h"
 #include "tests/unit/backends/GpuTestValues.h"
+#include "tile/Diagnostics.h"
 #include "tile/Parser.h"
 
 namespace tessera::opencl {
@@ -25,13 +26,14 @@ using compiler::Kernel;
   if (opencl_device_count() == 0) GTEST_SKIP() << "no OpenCL device on this machine"
 
 // A wide-vector OpenCL target like PoCL's (what the cost model sees there).
-compiler::TargetInfo pocl_like() {
-  compiler::TargetInfo t;
+compiler::Target pocl_like() {
+  compiler::Target t;
   t.backend = "opencl";
   t.cores = 2;
   t.vector_bits = 512;
   t.local_memory_bytes = 1 << 20;
   t.max_workgroup_size = 4096;
+  t.narrow_indices = true;
   return t;
 }
 
@@ -48,7 +50,7 @@ compiler::tune::Measurement expect_matmul_matches(const Kernel &kernel, int64_t 
   std::vector<std::vector<std::byte>> inputs;
   for (const auto &p : kernel.params)
     if (!p.is_output) inputs.push_back(bytes_of(p.name == "A" ? a : b));
-  auto result = make_kernel_bench(0)->measure(kernel, inputs, warmup, runs);
+  auto result = tessera::make_kernel_bench(opencl_backend(0), nullptr)->measure(kernel, inputs, warmup, runs);
   EXPECT_EQ(result.outputs.size(), 1u);
   EXPECT_EQ(result.outputs.at(0).size(), size_t(m * n * 4));
   std::vector<float> c(m * n);
@@ -80,7 +82,7 @@ TEST(OpenCLKernelBench, GpuScheduledMatmulMatchesHandComputation) {
 TEST(OpenCLKernelBench, LocalMemoryStagedMatmulMatchesHandComputation) {
   REQUIRE_DEVICE();
   const int64_t m = 64, k = 40, n = 128;
-  compiler::TargetInfo simt = pocl_like();
+  compiler::Target simt = pocl_like();
   simt.vector_bits = 32;
   simt.max_workgroup_size = 256;
   simt.local_memory_bytes = 32 << 10;
@@ -113,7 +115,7 @@ TEST(OpenCLKernelBench, FullReductionSplitAcrossAWorkGroup) {
   const Kernel &kernel = lowered.steps.at(0).kernel;
   EXPECT_NE(kernel_source(kernel).source.find("barrier(CLK_LOCAL_MEM_FENCE)"), std::string::npos);
   auto x = values(1000, 3);
-  auto result = make_kernel_bench(0)->measure(kernel, {bytes_of(x)}, 0, 2);
+  auto result = tessera::make_kernel_bench(opencl_backend(0), nullptr)->measure(kernel, {bytes_of(x)}, 0, 2);
   float sum = 0, got = 0;
   for (float v : x) sum += v;
   std::memcpy(&got, result.outputs.at(0).data(), 4);
@@ -127,7 +129,7 @@ TEST(OpenCLKernelBench, BuildFailureShowsTheDriverLog) {
   Kernel k{"clash", {{"C", tile::DType::Float32, 1, true}, {"A", tile::DType::Float32, 1, false}},
            compiler::LetStmt::make("A", compiler::FloatImm::make(f, 1), compiler::Store::make("C", compiler::IntImm::make(0), compiler::Var::make(f, "A")))};
   try {
-    make_kernel_bench(0)->measure(k, {bytes_of({1.0f})}, 0, 1);
+    tessera::make_kernel_bench(opencl_backend(0), nullptr)->measure(k, {bytes_of({1.0f})}, 0, 1);
     FAIL() << "expected a build failure";
   } catch (const tile::Error &e) {
     std::string what = e.what();
@@ -144,7 +146,7 @@ TEST(OpenCLDevice, ProgramBinariesAreReusedAndABadOneIsRebuilt) {
   CompileOptions options;
   options.cache_path = path;
   options.policy = TunePolicy::Cached;  // no tuning, but the cache is used (policy off never opens it)
-  auto device = make_opencl_device(0);
+  auto device = std::make_unique<Device>(opencl_backend(0));
   const int64_t m = 5, k = 3, n = 16;  // a shape no other test builds
   auto a = values(m * k, 4), b = values(k * n, 5);
   TensorMap inputs;

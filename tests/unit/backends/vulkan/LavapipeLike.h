@@ -1,12 +1,12 @@
 // The target the cost model sees on lavapipe, for Vulkan tests that lower without asking a device.
 #pragma once
 
-#include "compiler/Lower.h"
+#include "compiler/Target.h"
 
 namespace tessera::vulkan::test {
 
-inline compiler::TargetInfo lavapipe_like() {
-  compiler::TargetInfo t;
+inline compiler::Target lavapipe_like() {
+  compiler::Target t;
   t.backend = "vulkan";
   t.cores = 2;
   t.vector_bits = 32;
@@ -14,6 +14,10 @@ inline compiler::TargetInfo lavapipe_like() {
   t.max_workgroup_size = 1024;
   t.subgroup_size = 8;
   t.has_fp16 = true;
+  t.narrow_indices = true;
+  t.unswitch_guards = true;
+  t.hoist_loads = true;
+  t.grouped_read_limit = 1 << 16;  // maxTexelBufferElements every Vulkan device has
   return t;
 }
 

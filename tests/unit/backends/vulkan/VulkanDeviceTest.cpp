@@ -1,5 +1,5 @@
-// The Vulkan backend's error paths (a device lacking float64, GLSL that does not compile, a bad
-// pipeline cache file) and, on a real device (lavapipe in CI; skipped without one), results against
+// The Vulkan backend's error paths (a device lacking float64, GLSL that does not compile, bad
+// pipeline cache data) and, on a real device (lavapipe in CI; skipped without one), results against
 // hand-computed values and the C library, and the facts `tessera devices` shows.
 #include <gtest/gtest.h>
 #include <vulkan/vulkan.h>
@@ -13,11 +13,15 @@
 #include <fstream>
 
 #include "backends/vulkan/GlslSource.h"
-#include "backends/vulkan/PipelineCacheFile.h"
+#include "backends/vulkan/PipelineCacheData.h"
 #include "backends/vulkan/ShaderCompiler.h"
-#include "backends/vulkan/VulkanDevice.h"
+#include "backends/vulkan/VulkanBackend.h"
+#include "backends/vulkan/VulkanContext.h"
 #include "tests/unit/backends/vulkan/LavapipeLike.h"
 #include "compiler/Lower.h"
+#include "runtime/Device.h"
+#include "runtime/KernelCache.h"
+#include "tile/Diagnostics.h"
 #include "tile/Parser.h"
 
 namespace tessera::vulkan {
@@ -123,48 +127,64 @@ TEST(VulkanGlsl, UnalignedOrTooLargeReadsStayStorageBufferLoads) {
   EXPECT_TRUE(odd.texel_params.empty());
   EXPECT_EQ(odd.source.find("texelFetch"), std::string::npos);
   // B (32 x 24 floats: 192 texels) is past a device limit of 128 texels; A (128 texels) is not.
-  auto lowered = compiler::lower(bind(kMatmul, tile::DType::Float32, {16, 32}, {32, 24}), lavapipe_like());
+  compiler::Target small = lavapipe_like();
+  small.grouped_read_limit = 128;
+  auto lowered = compiler::lower(bind(kMatmul, tile::DType::Float32, {16, 32}, {32, 24}), small);
   for (const auto &s : lowered.steps) {
     if (s.kind != compiler::Step::Kind::Kernel) continue;
-    EXPECT_EQ(kernel_source(s.kernel, 128).texel_params, (std::vector<int>{1}));
+    EXPECT_EQ(kernel_source(s.kernel).texel_params, (std::vector<int>{1}));
   }
 }
 
-TEST(VulkanPipelineCache, BadFileIsIgnoredWithAWarning) {
-  auto dir = std::filesystem::temp_directory_path() / "tessera-vk-cache-test";
-  std::filesystem::create_directories(dir);
+TEST(VulkanPipelineCache, OnlyDataOfThisDeviceAndDriverIsAccepted) {
   uint8_t uuid[16] = {1, 2, 3};
-  std::string path = (dir / "bad.bin").string();
-  std::ofstream(path) << "not a pipeline cache";
-  testing::internal::CaptureStderr();
-  EXPECT_TRUE(read_pipeline_cache(path, 0x10005, 0, uuid).empty());
-  std::string warning = testing::internal::GetCapturedStderr();
-  EXPECT_NE(warning.find("warning: ignoring the Vulkan pipeline cache"), std::string::npos) << warning;
-  // A missing file is no warning: the first run has none.
-  testing::internal::CaptureStderr();
-  EXPECT_TRUE(read_pipeline_cache((dir / "missing.bin").string(), 0x10005, 0, uuid).empty());
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
-  // A header of this device round-trips.
-  std::vector<char> data(sizeof(VkPipelineCacheHeaderVersionOne) + 4, 0);
   VkPipelineCacheHeaderVersionOne h{sizeof h, VK_PIPELINE_CACHE_HEADER_VERSION_ONE, 0x10005, 7, {}};
   std::memcpy(h.pipelineCacheUUID, uuid, 16);
+  std::string data(sizeof h + 4, '\0');
   std::memcpy(data.data(), &h, sizeof h);
-  EXPECT_EQ(write_pipeline_cache(path, data), "");
-  EXPECT_EQ(read_pipeline_cache(path, 0x10005, 7, uuid), data);
-  EXPECT_TRUE(read_pipeline_cache(path, 0x10005, 8, uuid).empty());  // another device
-  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(is_pipeline_cache_of(data, 0x10005, 7, uuid));
+  EXPECT_FALSE(is_pipeline_cache_of(data, 0x10005, 8, uuid));  // another device
+  uint8_t other[16] = {9};
+  EXPECT_FALSE(is_pipeline_cache_of(data, 0x10005, 7, other));  // another driver build
+  EXPECT_FALSE(is_pipeline_cache_of("not a pipeline cache", 0x10005, 7, uuid));
+  EXPECT_FALSE(is_pipeline_cache_of(data.substr(0, 8), 0x10005, 7, uuid));
 }
 
-TEST(VulkanPipelineCache, FileSitsNextToTheKernelCache) {
-  uint8_t uuid[16] = {0xab};
-  setenv("TESSERA_CACHE", "/some/dir/kernels.db", 1);
-  EXPECT_EQ(pipeline_cache_path(uuid), "/some/dir/vulkan-pipelines-ab000000000000000000000000000000.bin");
-  unsetenv("TESSERA_CACHE");
+// Compiled code lives in the kernel cache's file, as every device's does: SPIR-V per kernel and the
+// driver's pipeline cache data; data that is not this device's is ignored with a warning.
+TEST(VulkanPipelineCache, StoredInTheKernelCache) {
+  REQUIRE_DEVICE();
+  auto dir = std::filesystem::temp_directory_path() / ("tessera-vk-cache-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  Device device(vulkan_backend(0));
+  Gpu &g = open_gpu(0);
+  const std::string key = pipeline_cache_key(g.props.vendorID, g.props.deviceID, g.props.pipelineCacheUUID);
+  const std::string fingerprint = device_fingerprint(device.info());
+  auto program = bind(kMatmul, tile::DType::Float32, {6, 10}, {10, 14});
+  CompileOptions options;
+  options.policy = TunePolicy::Cached;
+
+  options.cache_path = (dir / "a.db").string();
+  device.compile(program, options);
+  auto stored = KernelCache::open(*options.cache_path);
+  EXPECT_TRUE(stored->find_binary(kPipelineCacheKind, key, fingerprint, TESSERA_VERSION));
+  EXPECT_GE(stored->stats().binaries, 2);  // the shader's SPIR-V and the pipeline cache data
+
+  options.cache_path = (dir / "b.db").string();
+  KernelCache::open(*options.cache_path)->store_binary(kPipelineCacheKind, key, fingerprint, TESSERA_VERSION, "junk");
+  testing::internal::CaptureStderr();
+  auto out = device.compile(program, options)->run({{"A", HostTensor(program.type_of("A"))},
+                                                     {"B", HostTensor(program.type_of("B"))}});
+  std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_NE(warning.find("warning: ignoring the stored Vulkan pipeline cache of vulkan:0"), std::string::npos)
+      << warning;
+  EXPECT_EQ(out.at("C").get_double(0), 0.0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(VulkanDevice, MatmulMatchesHandValues) {
   REQUIRE_DEVICE();
-  auto device = make_vulkan_device(0);
+  auto device = std::make_unique<Device>(vulkan_backend(0));
   // Storage-buffer loads (odd sizes), then texel fetches (rows of multiples of 4), then 37 rows in
   // tiles of 13: the last tile's work-items run the guarded copy of the unswitched loop.
   for (auto [m, k_, n] : {std::array<int64_t, 3>{33, 17, 65}, std::array<int64_t, 3>{40, 36, 64},
@@ -190,7 +210,7 @@ TEST(VulkanDevice, MatmulMatchesHandValues) {
 // The float64 functions GLSL lacks, computed by the dialect's helpers, against the C library.
 TEST(VulkanDevice, Float64HelpersMatchTheCLibrary) {
   REQUIRE_DEVICE();
-  auto device = make_vulkan_device(0);
+  auto device = std::make_unique<Device>(vulkan_backend(0));
   if (device->info().facts.at("fp64") != "yes") GTEST_SKIP() << "no float64 on vulkan:0";
   auto p = bind("function (A, B) -> (E, L, P, S, C, T) { E = exp(A); L = log(B); P = pow(B, A); S = sinh(A); "
                 "C = cosh(A); T = tanh(A); }",
@@ -218,7 +238,7 @@ TEST(VulkanDevice, Float64HelpersMatchTheCLibrary) {
 
 TEST(VulkanDevice, FactsForDevicesListing) {
   REQUIRE_DEVICE();
-  auto info = make_vulkan_device(0)->info();
+  auto info = Device(vulkan_backend(0)).info();
   EXPECT_EQ(info.name, "vulkan:0");
   EXPECT_EQ(info.backend, "vulkan");
   for (const char *key : {"vendor", "device", "driver_version", "compute_units", "local_memory_bytes",

@@ -1,4 +1,4 @@
-// Tuning on a real Vulkan device (lavapipe in CI; skipped without one): the KernelBench against
+// Tuning on a real Vulkan device (lavapipe in CI; skipped without one): the kernel bench against
 // hand-computed products, and a tuned compile that matches the interpreter and is then served from
 // the kernel cache without trials.
 #include <gtest/gtest.h>
@@ -8,12 +8,13 @@
 #include <random>
 
 #include "backends/Registry.h"
-#include "backends/interp/InterpDevice.h"
-#include "backends/vulkan/VulkanDevice.h"
-#include "backends/vulkan/VulkanKernelBench.h"
+#include "backends/vulkan/VulkanBackend.h"
 #include "compiler/Lower.h"
+#include "runtime/KernelBench.h"
+#include "runtime/interp/Interpret.h"
 #include "tests/unit/backends/GpuTestValues.h"
 #include "tests/unit/backends/vulkan/LavapipeLike.h"
+#include "tile/Diagnostics.h"
 
 namespace tessera::vulkan {
 namespace {
@@ -39,7 +40,7 @@ TEST(VulkanKernelBench, GpuScheduledMatmulMatchesHandComputation) {
   std::vector<std::vector<std::byte>> inputs;
   for (const auto &p : kernel.params)
     if (!p.is_output) inputs.push_back(bytes_of(p.name == "A" ? a : b));
-  auto result = make_kernel_bench(0)->measure(kernel, inputs, 1, 3);
+  auto result = tessera::make_kernel_bench(vulkan_backend(0), nullptr)->measure(kernel, inputs, 1, 3);
   ASSERT_EQ(result.seconds.size(), 3u);
   for (double s : result.seconds) EXPECT_GT(s, 0);
   ASSERT_EQ(result.outputs.size(), 1u);
@@ -54,7 +55,7 @@ TEST(VulkanKernelBench, WrongInputSizeIsAnError) {
   REQUIRE_DEVICE();
   auto lowered = compiler::lower(matmul(4, 3, 5), lavapipe_like());
   const compiler::Kernel &kernel = lowered.steps[0].kernel;
-  EXPECT_THROW(make_kernel_bench(0)->measure(kernel, {bytes_of({1.0f})}, 0, 1), tile::Error);
+  EXPECT_THROW(tessera::make_kernel_bench(vulkan_backend(0), nullptr)->measure(kernel, {bytes_of({1.0f})}, 0, 1), tile::Error);
 }
 
 class VulkanTuning : public ::testing::Test {
@@ -81,7 +82,7 @@ TEST_F(VulkanTuning, OnlineTunesThenCachedServesFromTheCache) {
   CompileOptions options;
   options.policy = TunePolicy::Online;
   options.cache_path = (dir_ / "cache.db").string();
-  options.budget = compiler::tune::Budget{4, 20};
+  options.budget = TuneBudget{4, 20};
   auto exe = builtin_devices().create("vulkan:0")->compile(bound, options);
   const auto &report = exe->report();
   ASSERT_EQ(report.kernels.size(), 1u);

@@ -1,0 +1,455 @@
+#include "backends/vulkan/VulkanBackend.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <mutex>
+
+#include "backends/vulkan/GlslSource.h"
+#include "backends/vulkan/VulkanContext.h"
+#include "tile/Diagnostics.h"
+
+namespace tessera {
+
+namespace {
+
+using vulkan::check;
+using vulkan::Gpu;
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+/// A VkBuffer range in host-visible memory: a buffer of its own (mapped), or a view into one.
+class VkBuf : public DeviceBuffer {
+ public:
+  VkBuf(Backend &backend, Gpu &g, size_t bytes);
+  VkBuf(Backend &backend, std::shared_ptr<DeviceBuffer> parent, size_t offset, size_t bytes);
+  ~VkBuf() override;
+
+  /// Its R32G32B32A32_SFLOAT texel view, made on first use.
+  VkBufferView texels();
+  /// The bytes a descriptor binds: whole texels, within the owner (views are 64-byte aligned slots).
+  VkDeviceSize range() const { return round_up(std::max<size_t>(bytes(), 1), 16); }
+
+  Gpu &g;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+  std::byte *mapped = nullptr;
+
+ private:
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;  // owner only
+  VkBufferView texels_ = VK_NULL_HANDLE;
+  std::shared_ptr<DeviceBuffer> parent_;
+};
+
+VkBuf &vk(DeviceBuffer &b) { return static_cast<VkBuf &>(b); }
+
+// Host-visible, coherent memory (device-local too where there is such: lavapipe, integrated GPUs).
+uint32_t memory_type(const Gpu &g, uint32_t bits) {
+  VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  int fallback = -1;
+  for (uint32_t i = 0; i < g.memory.memoryTypeCount; ++i) {
+    if (!(bits & (1u << i)) || (g.memory.memoryTypes[i].propertyFlags & want) != want) continue;
+    if (g.memory.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) return i;
+    if (fallback < 0) fallback = static_cast<int>(i);
+  }
+  if (fallback < 0) throw tile::Error("error: " + g.label() + " has no host-visible coherent memory");
+  return static_cast<uint32_t>(fallback);
+}
+
+VkBuf::VkBuf(Backend &backend, Gpu &gpu, size_t bytes) : DeviceBuffer(backend, bytes), g(gpu) {
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = round_up(std::max<size_t>(bytes, 1), 16);
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+             VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  check(vkCreateBuffer(g.device, &bi, nullptr, &buffer), g.name() + ": vkCreateBuffer of " + std::to_string(bytes) +
+                                                             " bytes");
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(g.device, buffer, &req);
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = req.size;
+  try {
+    ai.memoryTypeIndex = memory_type(g, req.memoryTypeBits);
+    check(vkAllocateMemory(g.device, &ai, nullptr, &memory_),
+          g.name() + ": vkAllocateMemory of " + std::to_string(req.size) + " bytes");
+    check(vkBindBufferMemory(g.device, buffer, memory_, 0), g.name() + ": vkBindBufferMemory");
+    void *p = nullptr;
+    check(vkMapMemory(g.device, memory_, 0, VK_WHOLE_SIZE, 0, &p), g.name() + ": vkMapMemory");
+    mapped = static_cast<std::byte *>(p);
+  } catch (...) {
+    if (memory_) vkFreeMemory(g.device, memory_, nullptr);
+    vkDestroyBuffer(g.device, buffer, nullptr);
+    throw;
+  }
+}
+
+VkBuf::VkBuf(Backend &backend, std::shared_ptr<DeviceBuffer> parent, size_t off, size_t bytes)
+    : DeviceBuffer(backend, bytes), g(vk(*parent).g), parent_(std::move(parent)) {
+  VkBuf &p = vk(*parent_);
+  buffer = p.buffer;
+  offset = p.offset + off;
+  mapped = p.mapped + off;
+}
+
+VkBufferView VkBuf::texels() {
+  if (texels_) return texels_;
+  VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+  vi.buffer = buffer;
+  vi.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+  vi.offset = offset;
+  vi.range = range();
+  check(vkCreateBufferView(g.device, &vi, nullptr, &texels_), g.name() + ": vkCreateBufferView");
+  return texels_;
+}
+
+// Invocations per work-group: 64 (a multiple of every subgroup size), capped by the device, and on
+// a CPU device smaller where that leaves too few work-groups to keep every core busy.
+uint32_t local_size_for(const Gpu &g, int64_t invocations) {
+  const auto &lim = g.props.limits;
+  uint32_t size = std::min({64u, lim.maxComputeWorkGroupInvocations, lim.maxComputeWorkGroupSize[0]});
+  auto groups = [&](uint32_t s) { return (invocations + s - 1) / s; };
+  while (size > g.subgroup_size && groups(size) < 4 * g.cores) size /= 2;
+  return static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(size, invocations)));
+}
+
+class VulkanBackend;
+
+/// Pipelines and descriptor sets of a program's kernels; a launch records a dispatch into the
+/// backend's open command buffer.
+class VkKernels : public CompiledKernels {
+ public:
+  VkKernels(VulkanBackend &backend, const std::vector<const compiler::Kernel *> &kernels, BinaryStore *binaries);
+  ~VkKernels() override;
+  void launch(size_t index, const std::vector<DeviceBuffer *> &args) override;
+
+ private:
+  struct Dispatch {
+    const vulkan::Pipeline *pipeline = nullptr;  // null: nothing to dispatch
+    std::vector<int> texel_params;
+    std::array<uint32_t, 3> groups{1, 1, 1};
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    std::vector<uint64_t> bound;  // the buffer ids the set was written with
+    uint64_t recorded_in = 0;     // the command buffer serial that last used the set
+  };
+  void bind(Dispatch &d, const std::vector<DeviceBuffer *> &args);
+
+  VulkanBackend &backend_;
+  Gpu &g_;
+  std::vector<Dispatch> dispatches_;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+};
+
+/// A Vulkan device as one in-order stream: fills, copies and dispatches are recorded into one
+/// command buffer, submitted when the host waits (a transfer or finish()).
+class VulkanBackend : public Backend {
+ public:
+  explicit VulkanBackend(int index) : g_(vulkan::open_gpu(index)) {
+    const auto &lim = g_.props.limits;
+    align_ = std::max<size_t>({64, lim.minStorageBufferOffsetAlignment, lim.minTexelBufferOffsetAlignment});
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(vkCreateFence(g_.device, &fi, nullptr, &fence_), g_.name() + ": vkCreateFence");
+  }
+
+  DeviceInfo info() const override {
+    return {g_.name(), "vulkan", vulkan_device_description(g_.index), g_.facts};
+  }
+  compiler::Target target() const override {
+    compiler::Target t;
+    t.backend = "vulkan";
+    t.cores = g_.cores;
+    // The invocations are the SIMD lanes (lavapipe's too): one float each. Wide-vector schedules
+    // made elementwise kernels inline every helper 16-32 times (llvmpipe took minutes to compile
+    // them); contractions get their tall register tiles from the GPU cost model instead.
+    t.vector_bits = 32;
+    t.local_memory_bytes = g_.props.limits.maxComputeSharedMemorySize;
+    t.max_workgroup_size = static_cast<int>(g_.props.limits.maxComputeWorkGroupInvocations);
+    t.subgroup_size = static_cast<int>(g_.subgroup_size);
+    t.has_fp16 = g_.features.float16;
+    t.has_fp64 = g_.features.float64;
+    t.narrow_indices = true;
+    t.unswitch_guards = true;
+    t.hoist_loads = true;
+    t.grouped_read_limit = g_.props.limits.maxTexelBufferElements;
+    return t;
+  }
+
+  std::shared_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_shared<VkBuf>(*this, g_, bytes); }
+  std::shared_ptr<DeviceBuffer> view(const std::shared_ptr<DeviceBuffer> &parent, size_t offset,
+                                     size_t bytes) override {
+    return std::make_shared<VkBuf>(*this, parent, offset, bytes);
+  }
+  size_t view_alignment() const override { return align_; }
+
+  void fill(DeviceBuffer &b, uint8_t byte) override {
+    VkBuf &v = vk(b);
+    uint32_t word = 0x01010101u * byte;
+    vkCmdFillBuffer(commands(), v.buffer, v.offset, round_up(std::max<size_t>(v.bytes(), 1), 4), word);
+  }
+  void copy(DeviceBuffer &from, DeviceBuffer &to, size_t bytes) override {
+    if (bytes == 0) return;
+    VkBufferCopy region{vk(from).offset, vk(to).offset, bytes};
+    vkCmdCopyBuffer(commands(), vk(from).buffer, vk(to).buffer, 1, &region);
+  }
+  // Memory is mapped: once the queue is idle, transfers are copies.
+  void write(DeviceBuffer &b, const void *host, size_t bytes) override {
+    finish();
+    if (bytes > 0) std::memcpy(vk(b).mapped, host, bytes);
+  }
+  void read(DeviceBuffer &b, void *host, size_t bytes) override {
+    finish();
+    if (bytes > 0) std::memcpy(host, vk(b).mapped, bytes);
+  }
+  void finish() override {
+    if (!open_) return;
+    barrier(open_, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+    check(vkEndCommandBuffer(open_), g_.name() + ": vkEndCommandBuffer");
+    VkCommandBuffer done = open_;
+    open_ = VK_NULL_HANDLE;
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &done;
+    ++serial_;
+    {
+      std::lock_guard<std::recursive_mutex> lock(g_.mutex);  // the queue is shared
+      check(vkQueueSubmit(g_.queue, 1, &si, fence_), g_.name() + ": vkQueueSubmit");
+    }
+    check(vkWaitForFences(g_.device, 1, &fence_, VK_TRUE, std::numeric_limits<uint64_t>::max()),
+          g_.name() + ": vkWaitForFences");
+    check(vkResetFences(g_.device, 1, &fence_), g_.name() + ": vkResetFences");
+    check(vkResetCommandBuffer(done, 0), g_.name() + ": vkResetCommandBuffer");
+    spare_ = done;
+  }
+
+  std::unique_ptr<CompiledKernels> build(const std::vector<const compiler::Kernel *> &kernels,
+                                         BinaryStore *binaries) override {
+    return std::make_unique<VkKernels>(*this, kernels, binaries);
+  }
+  std::string source(const std::vector<const compiler::Kernel *> &kernels) override {
+    std::string out;
+    for (const auto *k : kernels) {
+      vulkan::KernelSource src = vulkan::kernel_source(*k);
+      const auto &l = src.launch;
+      std::string shape = l.dims > 0 && !l.driver_local
+                              ? "work-groups " + std::to_string(l.groups[0]) + "x" + std::to_string(l.groups[1]) +
+                                    "x" + std::to_string(l.groups[2]) + " of " + std::to_string(l.local[0]) + "x" +
+                                    std::to_string(l.local[1]) + "x" + std::to_string(l.local[2])
+                              : "invocations " + std::to_string(src.invocations);
+      out += "// kernel " + src.name + ", " + shape + "\n" + src.source;
+    }
+    return out;
+  }
+
+  /// The open command buffer, begun on first use; every command in it waits for the ones before.
+  VkCommandBuffer commands() {
+    if (!open_) {
+      if (spare_) {
+        open_ = spare_;
+        spare_ = VK_NULL_HANDLE;
+      } else {
+        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        ai.commandPool = g_.pool;
+        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        ai.commandBufferCount = 1;
+        std::lock_guard<std::recursive_mutex> lock(g_.mutex);  // the pool is shared
+        check(vkAllocateCommandBuffers(g_.device, &ai, &open_), g_.name() + ": vkAllocateCommandBuffers");
+      }
+      VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+      bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+      check(vkBeginCommandBuffer(open_, &bi), g_.name() + ": vkBeginCommandBuffer");
+    }
+    barrier(open_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                VK_ACCESS_TRANSFER_WRITE_BIT);
+    return open_;
+  }
+  /// Counts submitted command buffers: the open one is serial().
+  uint64_t serial() const { return serial_; }
+  Gpu &gpu() { return g_; }
+
+ private:
+  // Everything before (compute, transfers, host writes) finishes and is visible to `dst_stage`.
+  static void barrier(VkCommandBuffer cb, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
+    mb.dstAccessMask = dst;
+    vkCmdPipelineBarrier(cb,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                             VK_PIPELINE_STAGE_HOST_BIT,
+                         dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  }
+
+  Gpu &g_;
+  size_t align_ = 64;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkCommandBuffer open_ = VK_NULL_HANDLE, spare_ = VK_NULL_HANDLE;
+  uint64_t serial_ = 1;
+};
+
+// Recorded work may still use the buffer: it runs first (nothing runs when nothing is recorded).
+VkBuf::~VkBuf() {
+  try {
+    std::lock_guard<std::recursive_mutex> lock(backend().mutex());
+    static_cast<VulkanBackend &>(backend()).finish();
+  } catch (const std::exception &) {
+    // A device that fails here has failed the run that used the buffer already.
+  }
+  if (texels_) vkDestroyBufferView(g.device, texels_, nullptr);
+  if (parent_) return;
+  vkDestroyBuffer(g.device, buffer, nullptr);
+  vkFreeMemory(g.device, memory_, nullptr);
+}
+
+VkKernels::VkKernels(VulkanBackend &backend, const std::vector<const compiler::Kernel *> &kernels,
+                     BinaryStore *binaries)
+    : backend_(backend), g_(backend.gpu()) {
+  const auto &lim = g_.props.limits;
+  uint32_t descriptors = 0, texel_descriptors = 0, sets = 0;
+  {
+    std::lock_guard<std::recursive_mutex> lock(g_.mutex);
+    vulkan::load_pipeline_cache(g_, binaries);
+    for (const auto *k : kernels) {
+      Dispatch d;
+      for (const auto &p : k->params) {
+        uint64_t bytes = static_cast<uint64_t>(p.elements) * tile::dtype_size(p.dtype);
+        if (bytes > lim.maxStorageBufferRange || p.elements > std::numeric_limits<int32_t>::max())
+          throw tile::Error("error: " + g_.label() + ": tensor '" + p.name + "' of kernel " + k->name + " is " +
+                            std::to_string(bytes) +
+                            " bytes, more than one storage buffer can bind on this device (maxStorageBufferRange " +
+                            std::to_string(lim.maxStorageBufferRange) + " bytes)");
+      }
+      vulkan::KernelSource src = vulkan::kernel_source(*k);
+      vulkan::check_features(src, g_.features, g_.label());
+      const auto &launch = src.launch;
+      uint32_t local = 1;
+      std::array<uint64_t, 3> groups{1, 1, 1};
+      bool empty = false;
+      if (launch.dims > 0 && !launch.driver_local) {
+        // The schedule's work-group shape, as it is.
+        if (launch.workgroup_size() > lim.maxComputeWorkGroupInvocations)
+          throw tile::Error("error: " + g_.label() + ": kernel " + k->name + " has work-groups of " +
+                            std::to_string(launch.workgroup_size()) + " invocations, more than the device's " +
+                            std::to_string(lim.maxComputeWorkGroupInvocations));
+        for (int i = 0; i < 3; ++i) {
+          if (launch.local[i] > lim.maxComputeWorkGroupSize[i] || launch.groups[i] > lim.maxComputeWorkGroupCount[i])
+            throw tile::Error("error: " + g_.label() + ": kernel " + k->name + " needs " +
+                              std::to_string(launch.groups[i]) + " work-groups of " + std::to_string(launch.local[i]) +
+                              " in dimension " + std::to_string(i) + ", more than the device can dispatch");
+          groups[i] = static_cast<uint64_t>(launch.groups[i]);
+        }
+        empty = groups[0] * groups[1] * groups[2] == 0;
+      } else if (src.invocations <= 0) {
+        empty = true;
+      } else {
+        if (src.invocations > std::numeric_limits<uint32_t>::max())
+          throw tile::Error("error: " + g_.label() + ": kernel " + k->name + " has " +
+                            std::to_string(src.invocations) + " invocations, more than 2^32");
+        local = local_size_for(g_, src.invocations);
+        uint64_t count = (src.invocations + local - 1) / local;
+        groups[0] = std::min<uint64_t>(count, lim.maxComputeWorkGroupCount[0]);
+        groups[1] = (count + groups[0] - 1) / groups[0];
+        if (groups[1] > lim.maxComputeWorkGroupCount[1])
+          throw tile::Error("error: " + g_.label() + ": kernel " + k->name + " needs " + std::to_string(count) +
+                            " work-groups, more than the device can dispatch");
+      }
+      if (!empty) {
+        d.pipeline = &vulkan::pipeline_for(g_, src, local, binaries);
+        d.texel_params = src.texel_params;
+        for (int i = 0; i < 3; ++i) d.groups[i] = static_cast<uint32_t>(groups[i]);
+        descriptors += static_cast<uint32_t>(k->params.size());
+        texel_descriptors += static_cast<uint32_t>(src.texel_params.size());
+        ++sets;
+      }
+      dispatches_.push_back(std::move(d));
+    }
+    vulkan::save_pipeline_cache(g_, binaries);
+  }
+  if (sets == 0) return;
+  VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(1u, descriptors)},
+                                   {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, texel_descriptors}};
+  VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pi.maxSets = sets;
+  pi.poolSizeCount = texel_descriptors > 0 ? 2 : 1;
+  pi.pPoolSizes = sizes;
+  check(vkCreateDescriptorPool(g_.device, &pi, nullptr, &pool_), g_.name() + ": vkCreateDescriptorPool");
+  for (auto &d : dispatches_) {
+    if (!d.pipeline) continue;
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = pool_;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &d.pipeline->set_layout;
+    check(vkAllocateDescriptorSets(g_.device, &ai, &d.set), g_.name() + ": vkAllocateDescriptorSets");
+  }
+}
+
+VkKernels::~VkKernels() {
+  backend_.finish();  // no recorded dispatch may use the sets any more
+  if (pool_) vkDestroyDescriptorPool(g_.device, pool_, nullptr);
+}
+
+// Writes the set of `d` for `args` when they differ from what it holds. A set that the open
+// command buffer uses cannot change until that has run.
+void VkKernels::bind(Dispatch &d, const std::vector<DeviceBuffer *> &args) {
+  std::vector<uint64_t> ids;
+  for (auto *a : args) ids.push_back(a->id());
+  if (ids == d.bound) return;
+  if (d.recorded_in == backend_.serial()) backend_.finish();
+  std::vector<VkDescriptorBufferInfo> infos(args.size());
+  std::vector<VkBufferView> views(d.texel_params.size());
+  std::vector<VkWriteDescriptorSet> writes(args.size() + views.size());
+  for (size_t j = 0; j < args.size(); ++j) {
+    VkBuf &b = vk(*args[j]);
+    infos[j] = {b.buffer, b.offset, b.range()};
+    writes[j] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[j].dstSet = d.set;
+    writes[j].dstBinding = static_cast<uint32_t>(j);
+    writes[j].descriptorCount = 1;
+    writes[j].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[j].pBufferInfo = &infos[j];
+  }
+  for (size_t j = 0; j < views.size(); ++j) {
+    views[j] = vk(*args.at(d.texel_params[j])).texels();
+    VkWriteDescriptorSet &w = writes[args.size() + j];
+    w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstSet = d.set;
+    w.dstBinding = static_cast<uint32_t>(args.size() + j);
+    w.descriptorCount = 1;
+    w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+    w.pTexelBufferView = &views[j];
+  }
+  vkUpdateDescriptorSets(g_.device, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  d.bound = std::move(ids);
+}
+
+void VkKernels::launch(size_t index, const std::vector<DeviceBuffer *> &args) {
+  Dispatch &d = dispatches_.at(index);
+  if (!d.pipeline) return;
+  bind(d, args);
+  VkCommandBuffer cb = backend_.commands();
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->pipeline);
+  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->layout, 0, 1, &d.set, 0, nullptr);
+  vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
+  d.recorded_in = backend_.serial();
+}
+
+}  // namespace
+
+int vulkan_device_count() { return static_cast<int>(vulkan::all_gpus().size()); }
+
+std::string vulkan_device_description(int index) {
+  const Gpu &g = *vulkan::all_gpus().at(index);
+  return "Vulkan " + g.facts.at("device") + " (" + g.facts.at("vendor") + ", " + g.facts.at("driver_version") +
+         ", Vulkan " + g.facts.at("api_version") + ")";
+}
+
+Backend &vulkan_backend(int index) {
+  static std::mutex mutex;
+  static auto *backends = new std::map<int, VulkanBackend *>;  // live to the end, as the devices do
+  std::lock_guard<std::mutex> lock(mutex);
+  auto &b = (*backends)[index];
+  if (!b) b = new VulkanBackend(index);
+  return *b;
+}
+
+}  // namespace tessera

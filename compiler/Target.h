@@ -1,0 +1,35 @@
+// The facts of a device that a program is lowered for: what the cost model schedules by, and which
+// finishing passes (compiler/Finish.h) its code generator wants. Every device describes itself by one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tessera::compiler {
+
+struct Target {
+  std::string backend;        // "llvm", "opencl", "vulkan" (the cost model's family of schedules)
+  int cores = 1;              // CPU threads, or GPU compute units
+  int vector_bits = 128;      // widest native float vector (512 with AVX-512)
+  int64_t l1_bytes = 32 << 10;
+  int64_t l2_bytes = 1 << 20;
+  int64_t local_memory_bytes = 0;  // GPU work-group shared memory; 0 on CPUs
+  int max_workgroup_size = 1;
+  int subgroup_size = 1;
+  bool has_fp16 = false;
+  bool has_fp64 = true;
+
+  // Finishing passes, run on every kernel after its schedule is applied.
+  /// 32-bit index arithmetic wherever it provably fits: GPUs emulate or split 64-bit integers.
+  bool narrow_indices = false;
+  /// Guards of partial register tiles unswitched out of reduction loops, and loads repeated in a
+  /// straight-line run read once: llvmpipe keeps both as written (a lane mask and blend per guard,
+  /// a bounds-checked load per lane).
+  bool unswitch_guards = false;
+  bool hoist_loads = false;
+  /// > 0: float32 inputs of at most this many groups of four elements are read a group at a time
+  /// (Vulkan's texel buffer views), with loops unrolled so that those loads align.
+  int64_t grouped_read_limit = 0;
+};
+
+}  // namespace tessera::compiler

@@ -1,0 +1,90 @@
+#include "runtime/Compile.h"
+
+#include <chrono>
+#include <optional>
+
+#include "runtime/Backend.h"
+#include "runtime/BinaryStore.h"
+#include "runtime/ExecutableImpl.h"
+#include "runtime/KernelCache.h"
+#include "runtime/ScheduleSelector.h"
+#include "runtime/SharedCache.h"
+
+namespace tessera {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The kernel cache and its binaries for a compile; none when the policy is off.
+struct CacheUse {
+  KernelCache *cache = nullptr;
+  std::optional<BinaryStore> binaries;
+
+  CacheUse(Backend &backend, const CompileOptions &options) {
+    TunePolicy policy = options.policy ? *options.policy : tune_policy_from_env();
+    if (policy == TunePolicy::Off) return;
+    cache = shared_cache(cache_path(options));
+    if (cache) binaries.emplace(*cache, device_fingerprint(backend.info()));
+  }
+  BinaryStore *store() { return binaries ? &*binaries : nullptr; }
+};
+
+int scheduled_steps(const compiler::ProgramPlan &plan) {
+  int n = 0;
+  for (const auto &s : plan.steps) n += s.kind == compiler::PlannedStep::Kind::Scheduled;
+  return n;
+}
+
+/// Plan, choose, apply, finish: the loop IR `backend` will run, and what choosing cost.
+compiler::LoweredProgram lower_program(const tile::BoundProgram &program, Backend &backend,
+                                       const CompileOptions &options, CacheUse &cache, bool may_tune,
+                                       CompileReport &report) {
+  if (!backend.runs_kernels()) return compiler::host_program(program);
+  const compiler::Target target = backend.target();
+  // 1. Fusion and each kernel's loop nest, with the cost model's schedule for the target.
+  compiler::ProgramPlan plan = compiler::plan_program(program, target);
+  ScheduleSelector schedules(backend, options, cache.cache, scheduled_steps(plan));
+  if (!may_tune) schedules.never_tune();
+  compiler::LoweredProgram lowered{plan.buffers, {}};
+  for (const auto &planned : plan.steps) {
+    // 2. The schedule: the cache's, else the tuner's (policy online), else the cost model's.
+    compiler::Schedule schedule;
+    if (planned.kind == compiler::PlannedStep::Kind::Scheduled) schedule = schedules.choose(program, planned);
+    // 3. and 4. Its loops under that schedule, finished for the target.
+    lowered.steps.push_back(compiler::finished_step(program, planned, schedule, target));
+  }
+  report = std::move(schedules.report());
+  return lowered;
+}
+
+}  // namespace
+
+std::unique_ptr<Executable> compile(const tile::BoundProgram &program, Backend &backend,
+                                    const CompileOptions &options) {
+  const auto start = Clock::now();
+  CacheUse cache(backend, options);
+  CompileReport report;
+  compiler::LoweredProgram lowered = lower_program(program, backend, options, cache, true, report);
+  // 5. The device builds the finished kernels; it emits code and does nothing else.
+  std::vector<const compiler::Kernel *> kernels;
+  for (const auto &s : lowered.steps)
+    if (s.kind == compiler::Step::Kind::Kernel) kernels.push_back(&s.kernel);
+  std::unique_ptr<CompiledKernels> built;
+  if (!kernels.empty()) {
+    std::lock_guard<std::recursive_mutex> lock(backend.mutex());
+    built = backend.build(kernels, cache.store());
+  }
+  report.compile_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return std::make_unique<Executable>(
+      std::make_unique<Executable::Impl>(backend, program, std::move(lowered), std::move(built), std::move(report)));
+}
+
+compiler::LoweredProgram lower_for(const tile::BoundProgram &program, Backend &backend,
+                                   const CompileOptions &options) {
+  CacheUse cache(backend, options);
+  CompileReport report;
+  return lower_program(program, backend, options, cache, false, report);
+}
+
+}  // namespace tessera

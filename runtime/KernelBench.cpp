@@ -1,0 +1,69 @@
+#include "runtime/KernelBench.h"
+
+#include <chrono>
+
+#include "runtime/Backend.h"
+#include "tile/Diagnostics.h"
+
+namespace tessera {
+
+namespace {
+
+using compiler::tune::Measurement;
+
+class BackendBench : public compiler::tune::KernelBench {
+ public:
+  BackendBench(Backend &backend, BinaryStore *binaries) : backend_(backend), binaries_(binaries) {}
+
+  Measurement measure(const compiler::Kernel &kernel, const std::vector<std::vector<std::byte>> &inputs, int warmup,
+                      int runs) override {
+    std::lock_guard<std::recursive_mutex> lock(backend_.mutex());
+    auto built = backend_.build({&kernel}, binaries_);
+    std::vector<std::shared_ptr<DeviceBuffer>> buffers;
+    std::vector<DeviceBuffer *> args;
+    size_t next_input = 0;
+    for (const auto &p : kernel.params) {
+      size_t bytes = static_cast<size_t>(p.elements) * tile::dtype_size(p.dtype);
+      buffers.push_back(backend_.allocate(std::max<size_t>(bytes, 1)));
+      args.push_back(buffers.back().get());
+      if (p.is_output) continue;
+      if (next_input >= inputs.size() || inputs[next_input].size() != bytes)
+        throw tile::Error("error: kernel bench: input '" + p.name + "' of kernel " + kernel.name + " needs " +
+                          std::to_string(bytes) + " bytes");
+      if (bytes > 0) backend_.write(*buffers.back(), inputs[next_input].data(), bytes);
+      ++next_input;
+    }
+    Measurement result;
+    for (int run = 0; run < warmup + runs; ++run) {
+      // Outputs start at zero (Tile's unwritten elements); the fill is not timed.
+      for (size_t i = 0; i < kernel.params.size(); ++i)
+        if (kernel.params[i].is_output) backend_.fill(*args[i], 0);
+      backend_.finish();
+      auto start = std::chrono::steady_clock::now();
+      built->launch(0, args);
+      backend_.finish();
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (run >= warmup) result.seconds.push_back(seconds);
+    }
+    for (size_t i = 0; i < kernel.params.size(); ++i) {
+      const auto &p = kernel.params[i];
+      if (!p.is_output) continue;
+      std::vector<std::byte> out(static_cast<size_t>(p.elements) * tile::dtype_size(p.dtype));
+      if (!out.empty()) backend_.read(*args[i], out.data(), out.size());
+      result.outputs.push_back(std::move(out));
+    }
+    return result;
+  }
+
+ private:
+  Backend &backend_;
+  BinaryStore *binaries_;
+};
+
+}  // namespace
+
+std::unique_ptr<compiler::tune::KernelBench> make_kernel_bench(Backend &backend, BinaryStore *binaries) {
+  return std::make_unique<BackendBench>(backend, binaries);
+}
+
+}  // namespace tessera

@@ -1,0 +1,53 @@
+// How the compile pipeline picks each kernel's schedule: the kernel cache's first, then (policy
+// online) the tuner's, timing candidates on the device, else the cost model's. Identical kernels
+// (the same canonical text) are settled once per process, even without a cache file.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "compiler/Lower.h"
+#include "compiler/tune/Tuner.h"
+#include "runtime/CompileOptions.h"
+#include "runtime/DeviceInfo.h"
+
+namespace tessera {
+
+class Backend;
+class KernelCache;
+struct CacheEntry;
+struct CacheKey;
+
+class ScheduleSelector {
+ public:
+  /// `cache` is null when the policy is off or no cache file could be opened; `kernels` is how many
+  /// steps will ask (for progress reports).
+  ScheduleSelector(Backend &backend, const CompileOptions &options, KernelCache *cache, int kernels);
+  ~ScheduleSelector();
+
+  /// The schedule of Scheduled step `step` of `program`.
+  compiler::Schedule choose(const tile::BoundProgram &program, const compiler::PlannedStep &step);
+  /// Schedules as choose() would pick them, but never timed (for `tessera lower`).
+  void never_tune() { policy_ = policy_ == TunePolicy::Online ? TunePolicy::Cached : policy_; }
+
+  CompileReport &report() { return report_; }
+
+ private:
+  compiler::Schedule tune(const tile::BoundProgram &program, const compiler::PlannedStep &step, const CacheKey &key,
+                          const std::string &memo_key, KernelReport &entry);
+  /// The cache's entry for `key`; a cache that fails to answer is reported and treated as a miss.
+  std::optional<CacheEntry> find(const CacheKey &key);
+
+  Backend &backend_;
+  compiler::Target target_;
+  std::string fingerprint_;
+  CompileOptions options_;
+  TunePolicy policy_;
+  KernelCache *cache_;
+  std::unique_ptr<compiler::tune::KernelBench> bench_;  // made when a kernel is first tuned
+  CompileReport report_;
+  int kernels_, index_ = 0;
+};
+
+}  // namespace tessera
