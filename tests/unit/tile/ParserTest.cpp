@@ -93,6 +93,29 @@ TEST(Parser, NestedSpecialsAreHoisted) {
   expect_round_trip(p);
 }
 
+TEST(Parser, BuiltinCallsAreStatementsOfTheirOwn) {
+  // As PlaidML's Keras backend writes them; nested calls and expression arguments are hoisted.
+  Program p = parse_program(R"(function (X[N, C], T[N, C], S[]) -> (A, B, L, R) {
+  A = builtin_softmax(X, N, C);
+  B = 2 * builtin_logsoftmax(X * 3, N, C);
+  L = builtin_binary_crossentropy(A, T, N * C);
+  R = reverse_grad(X, S);
+})");
+  ASSERT_EQ(p.statements.size(), 6u);
+  const BuiltinCall &a = p.statements[0].builtin();
+  EXPECT_EQ(a.fn, Builtin::Softmax);
+  ASSERT_EQ(a.args.size(), 3u);
+  EXPECT_EQ(print_expr(a.args[0]), "X");
+  EXPECT_EQ(print_expr(p.statements[1].expr()), "mul(X, 3)");
+  EXPECT_EQ(p.statements[2].output, "B_2");
+  EXPECT_EQ(print_expr(p.statements[2].builtin().args[0]), "B_1");
+  EXPECT_EQ(print_expr(p.statements[3].expr()), "mul(2, B_2)");
+  EXPECT_EQ(print_expr(p.statements[4].builtin().args[2]), "mul(N, C)");
+  EXPECT_EQ(p.statements[5].builtin().fn, Builtin::ReverseGrad);
+  EXPECT_NE(print_program(p).find("  B_2 = builtin_logsoftmax(B_1, N, C);\n"), std::string::npos);
+  expect_round_trip(p);
+}
+
 TEST(Parser, EveryProgramOfTheTestSuiteRoundTrips) {
   auto files = tile_files(fs::path(TESSERA_SOURCE_DIR) / "tests" / "programs");
   EXPECT_GE(files.size(), 40u);
