@@ -114,9 +114,11 @@ class Analyzer {
                           ", got " + std::to_string(n));
   }
 
+  // A prime may only end a name, so `Y'` hoists into `Y_1`: `Y'_1` would not parse back.
   std::string fresh_name(const std::string &base) {
+    std::string stem = !base.empty() && base.back() == '\'' ? base.substr(0, base.size() - 1) : base;
     for (int k = 1;; ++k) {
-      std::string name = base + "_" + std::to_string(k);
+      std::string name = stem + "_" + std::to_string(k);
       if (all_names_.insert(name).second) return name;
     }
   }

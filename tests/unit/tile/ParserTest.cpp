@@ -91,6 +91,10 @@ TEST(Parser, NestedSpecialsAreHoisted) {
   EXPECT_EQ(print_expr(p.statements[2].expr()), "shape(A)");
   EXPECT_EQ(print_expr(p.statements[3].expr()), "add(C_2, C_3)");
   expect_round_trip(p);
+  // A name may end in a prime, but nothing may follow it.
+  Program q = parse_program("function (A[N]) -> (C') { C' = 2 * shape(A) + builtin_softmax(A * 2, 1, N); }");
+  EXPECT_EQ(q.statements[0].output, "C_1");
+  expect_round_trip(q);
 }
 
 TEST(Parser, BuiltinCallsAreStatementsOfTheirOwn) {
