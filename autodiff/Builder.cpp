@@ -143,6 +143,11 @@ GradientBuilder::GradientBuilder(const tile::Program &src, const std::map<std::s
 
 void GradientBuilder::infer_source() {
   for (const auto &s : src_.statements) {
+    if (s.is_builtin()) {
+      dims_[s.output] = builtin_shape(s.builtin());
+      kinds_[s.output] = builtin_kind(s.builtin());
+      continue;
+    }
     if (s.is_contraction()) {
       const auto &c = s.contraction();
       dims_[s.output] = c.sizes;
@@ -190,6 +195,27 @@ Kind GradientBuilder::special_kind(const ExprPtr &e) const {
   case Intrinsic::PrngValue: return Kind::Float;
   default: return Kind::Int;
   }
+}
+
+// The shapes of the statements inline_builtin writes: softmax divides X by a column of one value per
+// row (X2 rows), binary crossentropy broadcasts its two tensors, reverse_grad copies X.
+Dims GradientBuilder::builtin_shape(const tile::BuiltinCall &call) const {
+  const Dims &x = dims(call.args[0]->name);
+  switch (call.fn) {
+  case tile::Builtin::Softmax:
+  case tile::Builtin::LogSoftmax:
+    // A literal row count other than 1 stays (any other X2 than it or 1 does not bind).
+    if (x.size() == 2 && x[0]->kind == Expr::Kind::Int && x[0]->int_value != 1) return x;
+    return broadcast(x, {call.args[1], ex::int_lit(1)});
+  case tile::Builtin::BinaryCrossentropy: return broadcast(x, dims(call.args[1]->name));
+  case tile::Builtin::ReverseGrad: return x;
+  }
+  return x;
+}
+
+Kind GradientBuilder::builtin_kind(const tile::BuiltinCall &call) const {
+  if (call.fn == tile::Builtin::ReverseGrad) return kind(call.args[0]->name);
+  return Kind::Float;  // exp and log make floats
 }
 
 const Dims &GradientBuilder::dims(const std::string &name) const {

@@ -76,6 +76,8 @@ class GradientBuilder {
   void infer_source();
   Dims special_shape(const tile::ExprPtr &e) const;
   Kind special_kind(const tile::ExprPtr &e) const;
+  Dims builtin_shape(const tile::BuiltinCall &call) const;
+  Kind builtin_kind(const tile::BuiltinCall &call) const;
 
   const tile::Program &src_;
   std::map<std::string, Dims> dims_;

@@ -36,6 +36,11 @@ using ElementwiseRule = std::vector<tile::ExprPtr> (*)(const std::vector<tile::E
 /// integer casts, specials).
 ElementwiseRule elementwise_rule(tile::Intrinsic op);
 
+// ---- builtins (BuiltinRules.cpp) ----
+/// PlaidML's own derivative of each builtin (its DerivDefines), not the derivative of the
+/// statements it expands into: reverse_grad scales by -X2, binary crossentropy divides by X3.
+void builtin_rule(GradientBuilder &b, const tile::Statement &s, const std::string &d_out);
+
 // ---- expressions and specials (ExpressionGradient.cpp) ----
 /// Walks an elementwise statement's expression tree (or a special at its root: gather -> scatter,
 /// scatter -> gather, reshape -> reshape) and adds contributions to the active tensors it reads.

@@ -32,6 +32,10 @@ void poly_names(const PolyPtr &p, std::set<std::string> &out) {
 // Every name a statement reads: tensors, dimensions and constants.
 std::set<std::string> reads(const Statement &s) {
   std::set<std::string> out;
+  if (s.is_builtin()) {
+    for (const auto &a : s.builtin().args) expr_refs(a, out);
+    return out;
+  }
   if (!s.is_contraction()) {
     expr_refs(s.expr(), out);
     return out;
@@ -152,6 +156,8 @@ Program gradient(const Program &p, const std::string &of, const std::vector<std:
     }
     if (s.is_contraction())
       contraction_rule(b, s, g);
+    else if (s.is_builtin())
+      builtin_rule(b, s, g);
     else
       expression_rule(b, s, g);
   }

@@ -1,9 +1,11 @@
 #include "tile/Bind.h"
 
 #include <algorithm>
+#include <set>
 
 #include "tile/Diagnostics.h"
 #include "tile/IndexRanges.h"
+#include "tile/InlineBuiltin.h"
 
 namespace tessera::tile {
 
@@ -615,10 +617,45 @@ private:
       error(s.range, "'" + s.output + "' is defined twice");
     if (s.is_contraction())
       return bind_contraction(s);
+    if (s.is_builtin())
+      return bind_builtin(s);
     BoundExprPtr e = bind_expr(s.expr(), true);
     if (auto n = fold(s.expr()))
       constants_[s.output] = *n;
     add_statement(s, TensorType{final_dtype(e->type), e->shape}, e->type, e);
+  }
+
+  // A builtin binds as the statements that define it, under names no statement of the program
+  // uses (`Y_max`, `Y_exp`, ... for `Y = builtin_softmax(...)`).
+  void bind_builtin(const Statement &s) {
+    const BuiltinCall &call = s.builtin();
+    if (call.fn == Builtin::Softmax || call.fn == Builtin::LogSoftmax) {
+      const ExprPtr &x = call.args[0];
+      const TensorType &t = out_.types.at(x->name);
+      if (t.shape.size() != 2)
+        error(x->range, "'" + std::string(builtin_name(call.fn)) + "' needs a 2-D tensor, but '" + x->name +
+                            "' is " + t.str());
+      fold_size(call.args[2], "the column count of '" + std::string(builtin_name(call.fn)) + "'");
+    }
+    auto fresh = [&](const std::string &suffix) {
+      std::string name = s.output + "_" + suffix;
+      for (int k = 2; taken(name); ++k)
+        name = s.output + "_" + suffix + std::to_string(k);
+      inlined_.insert(name);
+      return name;
+    };
+    for (const Statement &t : inline_builtin(s, fresh))
+      bind_statement(t);
+  }
+
+  bool taken(const std::string &name) const {
+    if (inlined_.count(name) || prog_.find_input(name) || prog_.find_statement(name))
+      return true;
+    for (const auto &in : prog_.inputs)
+      for (const auto &d : in.dims)
+        if (d.name == name)
+          return true;
+    return false;
   }
 
   void add_statement(const Statement &s, TensorType type, ValueType vt,
@@ -639,6 +676,7 @@ private:
   std::map<std::string, SourceRange> dim_ranges_;
   std::map<std::string, ValueType> value_types_; // weak for constants (`C = 0.5;`)
   std::map<std::string, Number> constants_;      // statements that fold to a number
+  std::set<std::string> inlined_;                // names of the statements builtins expand into
 };
 
 } // namespace

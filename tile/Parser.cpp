@@ -307,9 +307,14 @@ const auto expr_call = [](auto &ctx) {
   auto &attr = x3::_attr(ctx);
   const Token &name = boost::fusion::at_c<0>(attr);
   CallArgs &args = boost::fusion::at_c<1>(attr);
-  auto op = lookup_intrinsic(name.text);
-  if (!op) user_error(state(ctx).source, name.range, "unknown function '" + name.text + "'");
-  x3::_val(ctx) = Expr::make_call(*op, std::move(args.args), {name.range.begin, args.end});
+  SourceRange range{name.range.begin, args.end};
+  if (auto op = lookup_intrinsic(name.text)) {
+    x3::_val(ctx) = Expr::make_call(*op, std::move(args.args), range);
+    return;
+  }
+  auto fn = lookup_builtin(name.text);
+  if (!fn) user_error(state(ctx).source, name.range, "unknown function '" + name.text + "'");
+  x3::_val(ctx) = Expr::make_builtin_call(*fn, std::move(args.args), range);
 };
 
 const auto primary_expr_def = float_text[expr_float] | int_text[expr_int] |

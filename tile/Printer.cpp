@@ -104,6 +104,12 @@ std::string contraction_text(const Contraction &c) {
   return s;
 }
 
+std::string call_text(const std::string &fn, const std::vector<ExprPtr> &args) {
+  std::string s = fn + "(";
+  for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + print_expr(args[i]);
+  return s + ")";
+}
+
 }  // namespace
 
 std::string print_poly(const PolyPtr &poly) { return poly_text(poly, 0); }
@@ -115,9 +121,7 @@ std::string print_expr(const ExprPtr &e) {
     case Expr::Kind::Ref: return tensor_name(e->name);
     case Expr::Kind::Call: break;
   }
-  std::string s = std::string(intrinsic_name(e->op)) + "(";
-  for (size_t i = 0; i < e->args.size(); ++i) s += (i ? ", " : "") + print_expr(e->args[i]);
-  return s + ")";
+  return call_text(e->is_builtin_call() ? e->name : std::string(intrinsic_name(e->op)), e->args);
 }
 
 std::string print_program(const Program &program) {
@@ -147,6 +151,9 @@ std::string print_program(const Program &program) {
     }
     if (stmt.is_contraction())
       s += contraction_text(stmt.contraction());
+    else if (stmt.is_builtin())
+      s += tensor_name(stmt.output) + " = " +
+           call_text(std::string(builtin_name(stmt.builtin().fn)), stmt.builtin().args);
     else
       s += tensor_name(stmt.output) + " = " + print_expr(stmt.expr());
     s += ";\n";

@@ -70,6 +70,15 @@ ExprPtr Expr::make_call(Intrinsic op, std::vector<ExprPtr> args, SourceRange r) 
   return e;
 }
 
+ExprPtr Expr::make_builtin_call(Builtin fn, std::vector<ExprPtr> args, SourceRange r) {
+  auto e = std::make_shared<Expr>();
+  e->kind = Kind::Call;
+  e->name = builtin_name(fn);
+  e->args = std::move(args);
+  e->range = r;
+  return e;
+}
+
 char agg_symbol(AggOp op) {
   switch (op) {
     case AggOp::Sum: return '+';
@@ -147,12 +156,17 @@ bool contraction_equal(const Contraction &a, const Contraction &b) {
          a.default_tensor == b.default_tensor && a.no_defract == b.no_defract;
 }
 
+bool builtin_equal(const BuiltinCall &a, const BuiltinCall &b) {
+  return a.fn == b.fn && all_equal(a.args, b.args, [](auto &x, auto &y) { return structurally_equal(x, y); });
+}
+
 bool statement_equal(const Statement &a, const Statement &b) {
-  if (a.output != b.output || a.is_contraction() != b.is_contraction()) return false;
+  if (a.output != b.output || a.body.index() != b.body.index()) return false;
   if (!all_equal(a.attributes, b.attributes,
                  [](auto &x, auto &y) { return x.name == y.name && x.params == y.params; }))
     return false;
   if (a.is_contraction()) return contraction_equal(a.contraction(), b.contraction());
+  if (a.is_builtin()) return builtin_equal(a.builtin(), b.builtin());
   return structurally_equal(a.expr(), b.expr());
 }
 

@@ -6,7 +6,9 @@
 //    dimension names used as integers, and literals; a bare literal is a constant statement;
 //  - a special `X = reshape(A, 2, N);` (gather, scatter, shape, reshape, index, prng_*): a Call
 //    expression with a special intrinsic at the root, never nested;
-//  - a contraction `O[i, j : M, N] = +(A[i, k] * B[k, j]), k < 3;`.
+//  - a contraction `O[i, j : M, N] = +(A[i, k] * B[k, j]), k < 3;`;
+//  - a builtin `Y = builtin_softmax(X, N, C);` (tile/Builtins.h), kept as a call so that autodiff can
+//    give it its own derivative; tile::bind expands it into statements of the kinds above.
 // Dimensions stay symbolic here (names such as M, or expressions); tile::bind makes them concrete.
 // Nodes are immutable and shared. Source ranges point into `source` for diagnostics.
 #pragma once
@@ -18,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "tile/Builtins.h"
 #include "tile/Intrinsics.h"
 #include "tile/Source.h"
 
@@ -43,6 +46,8 @@ struct Poly {
 };
 
 /// An elementwise expression. `text` keeps a float literal's spelling so printing is exact.
+/// A call whose `name` is set calls a builtin (tile/Builtins.h) instead of an intrinsic: only the
+/// parser makes one, and Sema turns each into a statement of its own (Statement::builtin()).
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
 struct Expr {
@@ -51,7 +56,7 @@ struct Expr {
   int64_t int_value = 0;
   double float_value = 0;
   std::string text;        // Float: the literal as written
-  std::string name;        // Ref: a tensor, dimension or constant name
+  std::string name;        // Ref: a tensor, dimension or constant name; Call: a builtin's name or ""
   Intrinsic op = Intrinsic::Ident;  // Call
   std::vector<ExprPtr> args;        // Call
   SourceRange range;
@@ -60,6 +65,8 @@ struct Expr {
   static ExprPtr make_float(double v, std::string text, SourceRange r = {});
   static ExprPtr make_ref(std::string name, SourceRange r = {});
   static ExprPtr make_call(Intrinsic op, std::vector<ExprPtr> args, SourceRange r = {});
+  static ExprPtr make_builtin_call(Builtin fn, std::vector<ExprPtr> args, SourceRange r = {});
+  bool is_builtin_call() const { return kind == Kind::Call && !name.empty(); }
 };
 
 enum class AggOp { Sum, Prod, Max, Min, Assign };  // + * > < =
@@ -92,6 +99,14 @@ struct Contraction {
   bool no_defract = false;
 };
 
+/// `Y = builtin_softmax(X, N, C);`: Tensor arguments are names of tensors (Refs); Size and Value
+/// arguments are expressions.
+struct BuiltinCall {
+  Builtin fn = Builtin::Softmax;
+  std::vector<ExprPtr> args;
+  SourceRange range;  // the call
+};
+
 struct Attribute {
   std::string name;
   std::vector<std::string> params;
@@ -101,10 +116,12 @@ struct Statement {
   std::string output;
   SourceRange range;  // the whole statement
   std::vector<Attribute> attributes;
-  std::variant<ExprPtr, Contraction> body;
+  std::variant<ExprPtr, Contraction, BuiltinCall> body;
 
   bool is_contraction() const { return std::holds_alternative<Contraction>(body); }
+  bool is_builtin() const { return std::holds_alternative<BuiltinCall>(body); }
   const Contraction &contraction() const { return std::get<Contraction>(body); }
+  const BuiltinCall &builtin() const { return std::get<BuiltinCall>(body); }
   const ExprPtr &expr() const { return std::get<ExprPtr>(body); }
 };
 

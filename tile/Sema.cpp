@@ -114,9 +114,11 @@ class Analyzer {
                           ", got " + std::to_string(n));
   }
 
+  // A prime may only end a name, so `Y'` hoists into `Y_1`: `Y'_1` would not parse back.
   std::string fresh_name(const std::string &base) {
+    std::string stem = !base.empty() && base.back() == '\'' ? base.substr(0, base.size() - 1) : base;
     for (int k = 1;; ++k) {
-      std::string name = base + "_" + std::to_string(k);
+      std::string name = stem + "_" + std::to_string(k);
       if (all_names_.insert(name).second) return name;
     }
   }
@@ -126,7 +128,7 @@ class Analyzer {
     Statement s;
     s.output = fresh_name(owner);
     s.range = e->range;
-    s.body = e;
+    s.body = statement_body(e);
     out_->push_back(s);
     define(s.output, NameKind::Tensor, s.range);
     return Expr::make_ref(s.output, e->range);
@@ -141,6 +143,7 @@ class Analyzer {
       case Expr::Kind::Ref: lookup(e->name, e->range); return e;
       case Expr::Kind::Call: break;
     }
+    if (e->is_builtin_call()) return analyze_builtin(e, owner, at_root);
     check_arity(*e);
     bool special = is_special(e->op);
     std::vector<ExprPtr> args;
@@ -157,6 +160,48 @@ class Analyzer {
     ExprPtr result = changed ? Expr::make_call(e->op, args, e->range) : e;
     if (special && !at_root) return hoist(result, owner);
     return result;
+  }
+
+  // A builtin call is a statement of its own: the whole right-hand side, or hoisted like a special.
+  // Its Tensor arguments become names of tensors, hoisting any other expression.
+  ExprPtr analyze_builtin(const ExprPtr &e, const std::string &owner, bool at_root) {
+    const BuiltinInfo &info = builtin_info(*lookup_builtin(e->name));
+    int n = static_cast<int>(e->args.size());
+    if (n != info.arity)
+      error(e->range, "'" + e->name + "' takes " + std::to_string(info.arity) + " arguments, got " +
+                          std::to_string(n));
+    std::vector<ExprPtr> args;
+    for (int i = 0; i < n; ++i) {
+      const ExprPtr &arg = e->args[i];
+      switch (info.params[i]) {
+        case BuiltinParam::Tensor: {
+          ExprPtr a = analyze_expr(arg, owner, false);
+          bool tensor = a->kind == Expr::Kind::Ref && lookup(a->name, a->range).kind == NameKind::Tensor;
+          args.push_back(tensor ? a : hoist(a, owner));
+          break;
+        }
+        case BuiltinParam::Size:
+          check_size_expr(arg);
+          args.push_back(arg);
+          break;
+        case BuiltinParam::Value: args.push_back(analyze_expr(arg, owner, false)); break;
+      }
+    }
+    ExprPtr call = Expr::make_builtin_call(info.fn, std::move(args), e->range);
+    return at_root ? call : hoist(call, owner);
+  }
+
+  static std::variant<ExprPtr, Contraction, BuiltinCall> statement_body(const ExprPtr &e) {
+    if (!e->is_builtin_call()) return e;
+    return BuiltinCall{*lookup_builtin(e->name), e->args, e->range};
+  }
+
+  // The first builtin call in `e`, or null.
+  static const Expr *find_builtin_call(const ExprPtr &e) {
+    if (e->is_builtin_call()) return e.get();
+    for (const auto &a : e->args)
+      if (const Expr *b = find_builtin_call(a)) return b;
+    return nullptr;
   }
 
   void collect_indices(const PolyPtr &p, std::map<std::string, SourceRange> &indices) {
@@ -203,6 +248,7 @@ class Analyzer {
 
   // Sizes and bounds are integer expressions over literals, dimensions and constants.
   void check_size_expr(const ExprPtr &e) {
+    if (const Expr *b = find_builtin_call(e)) error(b->range, "'" + b->name + "' cannot be used as a size");
     ExprPtr checked = analyze_expr(e, "Size", true);
     if (checked->kind == Expr::Kind::Call && is_special(checked->op))
       error(e->range, "'" + std::string(intrinsic_name(checked->op)) + "' cannot be used as a size");
@@ -217,7 +263,7 @@ class Analyzer {
       analyze_contraction(std::get<Contraction>(s.body));
       return;
     }
-    s.body = analyze_expr(s.expr(), s.output, true);
+    s.body = statement_body(analyze_expr(s.expr(), s.output, true));
   }
 
   void check_outputs() {

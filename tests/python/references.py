@@ -43,6 +43,11 @@ def integers(lo, hi, zero_every=None):
     return make
 
 
+def one_hot_rows(rng, shape, dtype):
+    """Targets of a classifier: one random class per row."""
+    return np.eye(shape[1], dtype=dtype)[rng.integers(0, shape[1], shape[0])]
+
+
 def with_specials(values, base):
     """`base` data with `values` written over its first elements (edge cases such as -128 / -1)."""
     def make(rng, shape, dtype):
@@ -76,6 +81,14 @@ INPUTS = {
     "intrinsics": {"X": uniform(-2.0, 2.0), "P": uniform(0.5, 2.0), "Y": uniform(-2.0, 2.0)},
     "mixed_promotion": {"I": integers(-1000, 1000)},
     "wide_unsigned": {"B": integers(0, 2**32, zero_every=5), "C": integers(0, 2**62)},
+    "plaidml_builtins": {"X": uniform(-3.0, 3.0), "P": uniform(0.05, 0.95), "T": uniform(0.0, 1.0)},
+    # NaN against a number in both orders, infinities, signed zeros, a tie, saturating sigmoids
+    "plaidml_inline_defs": {
+        "X": with_specials([np.nan, 1.0, -0.0, np.inf, -np.inf, 1.5, 100.0, -100.0, -1000.0, np.nan, 0.0],
+                           uniform(-3.0, 3.0)),
+        "Y": with_specials([1.0, np.nan, 0.0, -np.inf, 2.0, 1.5, -3.0, 0.0, 5.0, np.nan, -0.0],
+                           uniform(-3.0, 3.0))},
+    "keras_classifier": {"X_I_3": one_hot_rows},
 }
 
 
@@ -148,6 +161,37 @@ def softmax_rows(X):
 
 
 # ---- references --------------------------------------------------------------------------------------
+
+def binary_crossentropy(p, t):
+    p, t = f64(p), f64(t)
+    return -t * np.log(p) - (1 - t) * np.log(1 - p)
+
+
+def _plaidml_builtins(X, P, T, S):
+    soft = softmax_rows(X)
+    out = {"Soft": soft, "LogSoft": np.log(soft), "Bce": binary_crossentropy(P, T), "Rev": f64(X),
+           "Nested": 1 - softmax_rows(f64(X) * 2) + f64(P) * f64(S)}
+    return {k: v.astype(np.float32) for k, v in out.items()}
+
+
+def _plaidml_inline_defs(X, Y):
+    """Tessera's intrinsics (numpy's NaN-propagating maximum/minimum) and PlaidML's definitions."""
+    x, y = f64(X), f64(Y)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = {"Abs": np.abs(x), "PAbs": np.where(x < 0, -x, x),
+               "Max": np.maximum(x, y), "PMax": np.where(x < y, y, x),
+               "Min": np.minimum(x, y), "PMin": np.where(x < y, x, y),
+               "Relu": np.maximum(x, 0.0), "PRelu": np.where(x < 0, 0.0, x),
+               "Sig": 1 / (1 + np.exp(-x)), "PSig": 1 / (1 + np.exp(-x))}
+    return {k: v.astype(np.float32) for k, v in out.items()}
+
+
+def _keras_classifier(X_I_0, X_I_1, X_I_2, X_I_3):
+    probs = softmax_rows(f64(X_I_0) @ f64(X_I_1) + f64(X_I_2))
+    clipped = np.clip(probs, 1e-07, 0.9999999)
+    loss = binary_crossentropy(clipped, X_I_3).mean(axis=1).mean()
+    return {"X_T3": probs.astype(np.float32), "X_T19": np.array(loss, np.float32)}
+
 
 def _design_same_conv(I, K):
     KH, KW = K.shape[:2]
@@ -436,4 +480,7 @@ REFERENCES = {
     "scalar_input": lambda X, S, T: {"O": X * S, "P": (f64(X) + f64(T)).astype(np.float32), "Q": S.copy()},
     "gram_trace": _gram_trace,
     "wide_unsigned": _wide_unsigned,
+    "plaidml_builtins": _plaidml_builtins,
+    "plaidml_inline_defs": _plaidml_inline_defs,
+    "keras_classifier": _keras_classifier,
 }

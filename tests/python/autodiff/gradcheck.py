@@ -17,9 +17,9 @@ def numeric_grad(f, x, eps=1e-6):
     return g
 
 
-def check_tile_grad(program, inputs, wrt, of=None, rtol=1e-6, atol=1e-8, seed=0):
+def check_tile_grad(program, inputs, wrt, of=None, rtol=1e-6, atol=1e-8, seed=0, d_of=None):
     """Runs tessera.grad's program and compares every d_X with central differences of
-    sum(OF * d_OF) (float64, interp). Returns the max relative error seen."""
+    sum(OF * d_OF) (float64, interp); d_OF is random unless given. Returns the max relative error seen."""
     import tessera  # the built module; imported here so the golden tests run without it
 
     rng = np.random.default_rng(seed)
@@ -27,7 +27,9 @@ def check_tile_grad(program, inputs, wrt, of=None, rtol=1e-6, atol=1e-8, seed=0)
         of = program.split("->")[1].split("(")[1].split(")")[0].strip()
     gprog = tessera.grad(program, wrt, of)
     out = tessera.run(program, inputs, device="interp")[of]
-    d_of = rng.standard_normal(out.shape)
+    if d_of is None:
+        d_of = rng.standard_normal(out.shape)
+    d_of = np.broadcast_to(d_of, out.shape).astype(np.float64)
     res = tessera.run(gprog, {**inputs, "d_" + of: d_of}, device="interp")
     worst = 0.0
     for x in wrt:

@@ -5,7 +5,7 @@ import pytest
 
 import tessera
 
-from gradcheck import check_tile_grad
+from gradcheck import check_tile_grad, numeric_grad
 
 
 def r(rng, *shape):
@@ -147,3 +147,60 @@ def test_conv_net_with_batch_norm_and_max_pool(rng):
     inputs = {"X": r(rng, 2, 4, 4, 2), "K1": r(rng, 3, 3, 2, 3), "G": r(rng, 3), "Bt": r(rng, 3),
               "K2": r(rng, 3, 3, 3, 2)}
     check_tile_grad(p, inputs, ["K1", "G", "Bt", "K2"], rtol=1e-5, atol=1e-6)
+
+
+# ---- PlaidML's builtins: their own derivatives (DerivDefines in PlaidML's tile/lang/builtins.cc) ----
+
+def test_builtin_softmax_and_logsoftmax(rng):
+    p = """function (X[N, C]) -> (Y) {
+      Y = builtin_softmax(X, N, C) * builtin_logsoftmax(X * 0.5, N, C);
+    }"""
+    check_tile_grad(p, {"X": r(rng, 3, 5)}, ["X"])
+
+
+def test_builtin_softmax_sizes_as_plaidml_composes_them(rng):
+    # constants as statements for the dimensions, a literal-sized input
+    p = """function (X_I_0[3, 4]) -> (X_T2) {
+      X_T0 = 3;
+      X_T1 = 4;
+      X_T2 = builtin_logsoftmax(X_I_0, X_T0, X_T1);
+    }"""
+    check_tile_grad(p, {"X_I_0": r(rng, 3, 4)}, ["X_I_0"])
+
+
+def test_builtin_binary_crossentropy_is_the_gradient_of_its_mean(rng):
+    # PlaidML's derivative divides by X3 and ignores what flows into Y: exact for the mean loss.
+    p = """function (P[N, C], T[N, C]) -> (L) {
+      B = builtin_binary_crossentropy(P, T, N * C);
+      S[] = +(B[n, c]);
+      L = S / (N * C);
+    }"""
+    inputs = {"P": rng.uniform(0.1, 0.9, (3, 4)), "T": rng.uniform(0.0, 1.0, (3, 4))}
+    check_tile_grad(p, inputs, ["P", "T"], d_of=1.0)
+
+
+def test_builtin_binary_crossentropy_ignores_the_seed(rng):
+    p = "function (P[N], T[N]) -> (B) { B = builtin_binary_crossentropy(P, T, 5); }"
+    inputs = {"P": rng.uniform(0.1, 0.9, 4), "T": rng.uniform(0.0, 1.0, 4)}
+    g = tessera.grad(p, ["P", "T"])
+    one = tessera.run(g, {**inputs, "d_B": np.ones(4)}, device="interp")
+    other = tessera.run(g, {**inputs, "d_B": r(rng, 4)}, device="interp")
+    P, T = inputs["P"], inputs["T"]
+    np.testing.assert_allclose(one["d_P"], (-T / P + (1 - T) / (1 - P)) / 5, rtol=1e-12)
+    np.testing.assert_allclose(one["d_T"], (np.log(1 - P) - np.log(P)) / 5, rtol=1e-12)
+    for name in ("d_P", "d_T"):
+        np.testing.assert_array_equal(one[name], other[name])
+
+
+def test_reverse_grad_reverses_and_scales(rng):
+    # Forward it is the identity; the gradient through it is scaled by -S. Finite differences of the
+    # path through it (without it) give the unscaled part; the other use of X adds d_Y.
+    p = "function (X[N], S[]) -> (Y) { Y = 2 * reverse_grad(tanh(X), S) + X; }"
+    path = "function (X[N]) -> (Y) { Y = 2 * tanh(X); }"
+    x, s, d_y = r(rng, 4), np.array(0.75), r(rng, 4)
+    y = tessera.run(p, {"X": x, "S": s}, device="interp")["Y"]
+    np.testing.assert_allclose(y, 2 * np.tanh(x) + x, rtol=1e-12)
+    fd = numeric_grad(lambda: float(np.sum(tessera.run(path, {"X": x}, device="interp")["Y"] * d_y)), x)
+    got = tessera.run(tessera.grad(p, ["X", "S"]), {"X": x, "S": s, "d_Y": d_y}, device="interp")
+    np.testing.assert_allclose(got["d_X"], -0.75 * fd + d_y, rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(got["d_S"], 0.0)

@@ -154,6 +154,40 @@ TEST(Gradient, OverrideReplacesAStatementsRule) {
   expect_near(values(r.at("d_X")), {0.25, 0.75});
 }
 
+TEST(Gradient, ReverseGradIsTheIdentityWithAReversedScaledGradient) {
+  const char *p = "function (X[N], S[]) -> (Y) { Y = reverse_grad(X, S); }";
+  TensorMap in{{"X", f64({2}, {1, 2})}, {"S", f64({}, {0.5})}, {"d_Y", f64({2}, {10, 20})}};
+  auto r = grad(p, "Y", {"X", "S"}, in);
+  expect_near(values(r.at("d_X")), {-5, -10});
+  expect_near(values(r.at("d_S")), {0});  // PlaidML: DX2 = 0
+  auto y = interpret(tile::bind(tile::parse_program(p), {{"X", in.at("X").type()}, {"S", in.at("S").type()}}),
+                     in);
+  expect_near(values(y.at("Y")), {1, 2});
+}
+
+TEST(Gradient, BinaryCrossentropyDividesByItsThirdArgumentAndIgnoresTheSeed) {
+  // PlaidML's derivative is that of sum(Y) / X3 whatever flows into Y.
+  const char *p = "function (P[N], T[N]) -> (Y) { Y = builtin_binary_crossentropy(P, T, 4); }";
+  auto r = grad(p, "Y", {"P", "T"},
+                {{"P", f64({2}, {0.25, 0.5})}, {"T", f64({2}, {1, 0.5})}, {"d_Y", f64({2}, {7, -3})}});
+  expect_near(values(r.at("d_P")), {(-1 / 0.25) / 4, (-0.5 / 0.5 + 0.5 / 0.5) / 4});
+  expect_near(values(r.at("d_T")), {(std::log(0.75) - std::log(0.25)) / 4, 0});
+}
+
+TEST(Gradient, SoftmaxUsesItsOwnRuleNotTheExpansions) {
+  // dX = Y dY - Y rowsum(Y dY): no gradient through the row maximum (which would be a `==` ternary).
+  const char *p = "function (X[N, C]) -> (Y) { Y = builtin_softmax(X, N, C); }";
+  std::string text = tile::print_program(autodiff::gradient(tile::parse_program(p), "Y", {"X"}));
+  EXPECT_NE(text.find("Y = builtin_softmax(X, N, C);"), std::string::npos) << text;
+  EXPECT_EQ(text.find("=="), std::string::npos) << text;
+  // Softmax of a row of equal values is uniform; its Jacobian is (I - 1/n) / n.
+  auto r = grad(p, "Y", {"X"}, {{"X", f64({1, 2}, {3, 3})}, {"d_Y", f64({1, 2}, {1, 0})}});
+  expect_near(values(r.at("d_X")), {0.25, -0.25});
+  auto l = grad("function (X[N, C]) -> (Y) { Y = builtin_logsoftmax(X, N, C); }", "Y", {"X"},
+                {{"X", f64({1, 2}, {3, 3})}, {"d_Y", f64({1, 2}, {1, 0})}});
+  expect_near(values(l.at("d_X")), {0.5, -0.5});
+}
+
 TEST(Gradient, UnrelatedWrtGetsZeros) {
   auto r = grad("function (A[N], B[N]) -> (Y) { Y = exp(A); }", "Y", {"B"},
                 {{"A", f64({2}, {1, 2})}, {"B", f64({2}, {5, 6})}, {"d_Y", f64({2}, {1, 1})}});

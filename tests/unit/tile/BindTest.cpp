@@ -102,6 +102,35 @@ TEST(Bind, Specials) {
   EXPECT_EQ(b.type_of("NS"), (TensorType{DType::Int32, {5}}));
 }
 
+TEST(Bind, BuiltinsExpandIntoOrdinaryStatements) {
+  // The expansion's names avoid every name of the program, later ones included (A_max).
+  auto b = bind_text(R"(function (X[N, C], T[N, C], S[]) -> (A, L, R, A_max) {
+  A = builtin_softmax(X, N, C);
+  L = builtin_binary_crossentropy(A, T, N * C);
+  R = reverse_grad(X, S);
+  A_max = X;
+})",
+                     {{"X", f32({2, 3})}, {"T", f32({2, 3})}, {"S", f32({})}});
+  std::vector<std::string> names;
+  for (const auto &s : b.statements) names.push_back(s.output);
+  EXPECT_EQ(names, (std::vector<std::string>{"A_max2", "A_exp", "A_sum", "A", "L", "R", "A_max"}));
+  EXPECT_EQ(b.statements[0].contraction().agg, AggOp::Max);
+  EXPECT_EQ(b.type_of("A_max2"), f32({2, 1}));
+  EXPECT_EQ(b.statements[2].contraction().agg, AggOp::Sum);
+  EXPECT_EQ(b.type_of("A"), f32({2, 3}));
+  EXPECT_EQ(b.type_of("L"), f32({2, 3}));
+  EXPECT_EQ(b.type_of("R"), f32({2, 3}));
+}
+
+TEST(Bind, SoftmaxShapeFollowsItsRowArgumentAsInPlaidML) {
+  // PlaidML's definition divides by a [X2, 1] column: one row of X broadcasts over X2 rows.
+  const char *p =
+      "function (X[N, C]) -> (Y, Z) { Y = builtin_softmax(X, 4, C); Z = builtin_logsoftmax(X, N, C); }";
+  auto b = bind_text(p, {{"X", {DType::Float16, {1, 3}}}});
+  EXPECT_EQ(b.type_of("Y"), (TensorType{DType::Float16, {4, 3}}));
+  EXPECT_EQ(b.type_of("Z"), (TensorType{DType::Float16, {1, 3}}));
+}
+
 // ---- errors: each names the place and says what is wrong ----
 
 TEST(BindError, DimensionBoundTwice) {
@@ -195,6 +224,16 @@ TEST(BindError, GatherNeedsIntegerIndices) {
   EXPECT_EQ(bind_error("function (A[N], I[M]) -> (B) { B = gather(A, I); }",
                        {{"A", f32({2})}, {"I", f32({2})}}),
             "f.tile:1:46: error: 'gather' indices must be integers");
+}
+
+TEST(BindError, Builtins) {
+  EXPECT_EQ(bind_error("function (X) -> (Y) { Y = builtin_softmax(X, 2, 3); }", {{"X", f32({2, 3, 4})}}),
+            "f.tile:1:43: error: 'builtin_softmax' needs a 2-D tensor, but 'X' is float32[2, 3, 4]");
+  EXPECT_EQ(bind_error("function (X[N, C]) -> (Y) { Y = builtin_logsoftmax(X, N, 0.5); }",
+                       {{"X", f32({2, 3})}}),
+            "f.tile:1:58: error: the column count of 'builtin_logsoftmax' is not an integer");
+  EXPECT_EQ(bind_error("function (X[N, C]) -> (Y) { Y = builtin_softmax(X, 5, C); }", {{"X", f32({2, 3})}}),
+            "f.tile:1:33: error: cannot broadcast float32[2, 3] with float32[5, 1]");
 }
 
 } // namespace

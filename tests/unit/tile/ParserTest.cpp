@@ -91,6 +91,33 @@ TEST(Parser, NestedSpecialsAreHoisted) {
   EXPECT_EQ(print_expr(p.statements[2].expr()), "shape(A)");
   EXPECT_EQ(print_expr(p.statements[3].expr()), "add(C_2, C_3)");
   expect_round_trip(p);
+  // A name may end in a prime, but nothing may follow it.
+  Program q = parse_program("function (A[N]) -> (C') { C' = 2 * shape(A) + builtin_softmax(A * 2, 1, N); }");
+  EXPECT_EQ(q.statements[0].output, "C_1");
+  expect_round_trip(q);
+}
+
+TEST(Parser, BuiltinCallsAreStatementsOfTheirOwn) {
+  // As PlaidML's Keras backend writes them; nested calls and expression arguments are hoisted.
+  Program p = parse_program(R"(function (X[N, C], T[N, C], S[]) -> (A, B, L, R) {
+  A = builtin_softmax(X, N, C);
+  B = 2 * builtin_logsoftmax(X * 3, N, C);
+  L = builtin_binary_crossentropy(A, T, N * C);
+  R = reverse_grad(X, S);
+})");
+  ASSERT_EQ(p.statements.size(), 6u);
+  const BuiltinCall &a = p.statements[0].builtin();
+  EXPECT_EQ(a.fn, Builtin::Softmax);
+  ASSERT_EQ(a.args.size(), 3u);
+  EXPECT_EQ(print_expr(a.args[0]), "X");
+  EXPECT_EQ(print_expr(p.statements[1].expr()), "mul(X, 3)");
+  EXPECT_EQ(p.statements[2].output, "B_2");
+  EXPECT_EQ(print_expr(p.statements[2].builtin().args[0]), "B_1");
+  EXPECT_EQ(print_expr(p.statements[3].expr()), "mul(2, B_2)");
+  EXPECT_EQ(print_expr(p.statements[4].builtin().args[2]), "mul(N, C)");
+  EXPECT_EQ(p.statements[5].builtin().fn, Builtin::ReverseGrad);
+  EXPECT_NE(print_program(p).find("  B_2 = builtin_logsoftmax(B_1, N, C);\n"), std::string::npos);
+  expect_round_trip(p);
 }
 
 TEST(Parser, EveryProgramOfTheTestSuiteRoundTrips) {
