@@ -15,6 +15,8 @@ PACKAGES=(
   libsqlite3-dev                                # the kernel cache (runtime/KernelCache)
   clang-14 libclang-rt-14-dev                   # the libFuzzer build (scripts/fuzz.sh)
   llvm-15-dev                                   # the CPU backend's JIT (shared libLLVM-15)
+  llvm-15-tools                                 # FileCheck and lit for the golden tests (tests/golden)
+  clang-format                                  # scripts/format.sh (clang-format-14)
   libbenchmark-dev libopenblas-dev libdnnl-dev  # bench/ (-DTESSERA_BENCH=ON): Tessera vs peers
   libclblast-dev                                # bench/: SGEMM on opencl:0 beside CLBlast
   python3-venv python3-dev

@@ -20,7 +20,7 @@ def numeric_grad(f, x, eps=1e-6):
 def check_tile_grad(program, inputs, wrt, of=None, rtol=1e-6, atol=1e-8, seed=0, d_of=None):
     """Runs tessera.grad's program and compares every d_X with central differences of
     sum(OF * d_OF) (float64, interp); d_OF is random unless given. Returns the max relative error seen."""
-    import tessera  # the built module; imported here so the golden tests run without it
+    import tessera  # the built module; imported here, where a gradient is checked
 
     rng = np.random.default_rng(seed)
     if of is None:

@@ -1,4 +1,9 @@
 // Every syntax and semantic error of the front end: its message and the line:column it points at.
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "tile/Diagnostics.h"
@@ -109,14 +114,109 @@ TEST(Diagnostics, CaretUnderlinesTheRange) {
   }
 }
 
-TEST(Diagnostics, NeverCrashesOnTruncatedPrograms) {
-  // Every prefix of a valid program is either valid or a clean tile::Error.
-  std::string text = "function (A[N, M], B[M]) -> (C) { [[p(x)]] C[i : N] = +(A[i, j] * B[j]), j < M default A; }";
-  for (size_t n = 0; n < text.size(); ++n) {
-    try {
-      parse_program(text.substr(0, n), "t.tile");
-    } catch (const Error &) {
+// A valid program with each construct of the grammar (inputs with dimensions, an attribute, a
+// contraction, a constraint, a default), on three lines so that line numbers are checked too.
+const std::string kWholeProgram =
+    "function (A[N, M], B[M], D[N]) -> (C) {\n"
+    "  [[p(x)]] C[i : N] = +(A[i, j] * B[j]), j < M default D;\n"
+    "}\n";
+
+// `text` cut at each '\n': "a\nb" -> {"a", "b"}, "a\n" -> {"a", ""}, "" -> {""}.
+std::vector<std::string> split_lines(const std::string &text) {
+  std::vector<std::string> lines(1);
+  for (char c : text) {
+    if (c == '\n') {
+      lines.emplace_back();
+      continue;
     }
+    lines.back() += c;
+  }
+  return lines;
+}
+
+// For each proper prefix of kWholeProgram (indexed by its length), the text of the tile::Error
+// that parsing it throws, or nullopt where it parses. Any other exception escapes: a failure.
+std::vector<std::optional<std::string>> diagnostics_of_prefixes() {
+  std::vector<std::optional<std::string>> out;
+  for (size_t n = 0; n < kWholeProgram.size(); ++n) {
+    try {
+      parse_program(kWholeProgram.substr(0, n), "t.tile");
+      out.push_back(std::nullopt);
+    } catch (const Error &e) {
+      out.push_back(e.what());
+    }
+  }
+  return out;
+}
+
+TEST(Diagnostics, TruncatedProgramsGetLocatedErrors) {
+  ASSERT_NO_THROW(parse_program(kWholeProgram, "t.tile"));
+  const std::vector<std::optional<std::string>> diagnostics = diagnostics_of_prefixes();
+  ASSERT_EQ(diagnostics.size(), kWholeProgram.size());
+
+  // Each error is "t.tile:LINE:COL: error: MESSAGE", the prefix's line LINE, and a caret under
+  // column COL, at most one past the line's end (parsing stops where the text does).
+  const std::regex header(R"(t\.tile:([0-9]+):([0-9]+): error: .+)");
+  const std::regex caret(R"( *\^~*)");
+  std::vector<size_t> parsed;
+  for (size_t n = 0; n < diagnostics.size(); ++n) {
+    if (!diagnostics[n]) {
+      parsed.push_back(n);
+      continue;
+    }
+    const std::string &text = *diagnostics[n];
+    const std::vector<std::string> lines = split_lines(text);
+    ASSERT_EQ(lines.size(), 3u) << "prefix " << n << ":\n" << text;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(lines[0], m, header)) << "prefix " << n << ":\n" << text;
+    const int line = std::stoi(m[1].str());
+    const int column = std::stoi(m[2].str());
+    const std::vector<std::string> prefix_lines = split_lines(kWholeProgram.substr(0, n));
+    ASSERT_GE(line, 1) << text;
+    ASSERT_LE(line, static_cast<int>(prefix_lines.size())) << "prefix " << n << ":\n" << text;
+    const std::string &source_line = prefix_lines[line - 1];
+    EXPECT_EQ(lines[1], source_line) << "prefix " << n << ":\n" << text;
+    EXPECT_GE(column, 1) << text;
+    EXPECT_LE(column, static_cast<int>(source_line.size()) + 1) << "prefix " << n << ":\n" << text;
+    EXPECT_TRUE(std::regex_match(lines[2], caret)) << "prefix " << n << ":\n" << text;
+    EXPECT_EQ(lines[2].find('^'), static_cast<size_t>(column - 1))
+        << "prefix " << n << ":\n" << text;
+  }
+  // Only the prefix that lacks just the final newline is a program; every shorter one is an error.
+  EXPECT_EQ(parsed, std::vector<size_t>{kWholeProgram.size() - 1});
+
+  // Where the text stops, the error says what the grammar expects there. `through(s)`: the first
+  // line of the error for the prefix that ends with the first occurrence of s.
+  auto through = [&](const std::string &s) -> std::string {
+    size_t at = kWholeProgram.find(s);
+    if (at == std::string::npos) return "(not in the program: " + s + ")";
+    const auto &d = diagnostics.at(at + s.size());
+    return d ? d->substr(0, d->find('\n')) : "(parses)";
+  };
+  EXPECT_EQ(through(""), "t.tile:1:1: error: expected 'function', found end of input");
+  EXPECT_EQ(through("func"), "t.tile:1:1: error: expected 'function', found 'func'");
+  EXPECT_EQ(through("A[N, M]"), "t.tile:1:18: error: expected ')', found end of input");
+  EXPECT_EQ(through(") -"), "t.tile:1:32: error: expected \"->\", found '-'");
+  EXPECT_EQ(through("{\n"), "t.tile:2:1: error: expected a statement or '}', found end of input");
+  EXPECT_EQ(
+      through("C[i : N] ="),
+      "t.tile:2:22: error: expected aggregation ('+', '*', '>', '<' or '='), found end of input");
+  EXPECT_EQ(through("A[i, j] *"), "t.tile:2:34: error: expected tensor access, found end of input");
+  EXPECT_EQ(through("B[j])"), "t.tile:2:40: error: expected ';', found end of input");
+  EXPECT_EQ(through("j <"), "t.tile:2:45: error: expected expression, found end of input");
+  EXPECT_EQ(through("default"), "t.tile:2:55: error: expected name, found end of input");
+  EXPECT_EQ(through("D;\n"), "t.tile:3:1: error: expected a statement or '}', found end of input");
+}
+
+// Disabled: today three prefixes of kWholeProgram (through "[[p(", "C[i :" and "C[i : ") name what
+// was expected by a mangled C++ type (`expected N5boost6spirit2x34listI...`): Parser.cpp's
+// get_info specialization covers x3 actions but not x3::list (`a % ','`).
+TEST(Diagnostics, DISABLED_TruncatedProgramsSayWhatWasExpectedInWords) {
+  const std::vector<std::optional<std::string>> diagnostics = diagnostics_of_prefixes();
+  for (size_t n = 0; n < diagnostics.size(); ++n) {
+    if (!diagnostics[n]) continue;
+    const std::string first = diagnostics[n]->substr(0, diagnostics[n]->find('\n'));
+    EXPECT_EQ(first.find("boost"), std::string::npos) << "prefix " << n << ": " << first;
   }
 }
 
