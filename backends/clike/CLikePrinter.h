@@ -1,5 +1,6 @@
-// A printer of loop IR kernels as C-like source, shared by OpenCL C and (later) GLSL: the dialect
-// supplies type names, buffer access, vector syntax and the kernel frame; this prints the rest.
+// A printer of loop IR kernels as C-like source, shared by OpenCL C and GLSL: the dialect supplies
+// type names, buffer access, vector syntax, built-in ids and helper functions; this prints the
+// statements (and clike/KernelFrame.h the frame around them that both share).
 #pragma once
 
 #include <functional>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/clike/GpuLaunch.h"
 #include "compiler/IR.h"
 
 namespace tessera::clike {
@@ -51,6 +53,8 @@ class Dialect {
   /// A named helper function (floor division, NaN-propagating max, ...) the source needs; the
   /// dialect returns the function's name and records its definition.
   virtual std::string helper(const std::string &name, tile::DType dtype) = 0;
+  /// The definitions of the helpers named so far, each once and before the helpers that call it.
+  virtual std::string helper_definitions() const = 0;
   /// The math function `name` (exp, tanh, ...) on a value of `dtype`.
   virtual std::string math(const std::string &name, tile::DType dtype, const std::vector<std::string> &args) const;
   virtual std::string literal_suffix(tile::DType dtype) const;
@@ -66,6 +70,9 @@ class Dialect {
     (void)a, (void)b, (void)c, (void)dtype;
     return "";
   }
+  /// The built-in id `kind` of dimension `dim` (get_group_id(0), gl_WorkGroupID.x, ...): an
+  /// unsigned integer, converted with cast_to.
+  virtual std::string gpu_id(GpuId::Kind kind, int dim) const = 0;
   virtual std::string barrier() const = 0;
   virtual std::string local_qualifier() const = 0;
 };

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "backends/clike/CLikePrinter.h"
+#include "backends/clike/KernelFrame.h"
 
 namespace tessera::opencl {
 
@@ -122,8 +123,22 @@ class OpenCLDialect : public clike::Dialect {
     helpers[fn] = head + body + "}\n";
     return fn;
   }
+  std::string helper_definitions() const override {
+    std::string text;
+    for (const auto &[name, def] : helpers) text += def;
+    return text;
+  }
   std::string fma(const std::string &a, const std::string &b, const std::string &c, DType) const override {
     return "fma(" + a + ", " + b + ", " + c + ")";
+  }
+  std::string gpu_id(clike::GpuId::Kind kind, int dim) const override {
+    std::string d = "(" + std::to_string(dim) + ")";
+    switch (kind) {
+      case clike::GpuId::Kind::Group: return "get_group_id" + d;
+      case clike::GpuId::Kind::Local: return "get_local_id" + d;
+      case clike::GpuId::Kind::Global: return "get_global_id" + d;
+    }
+    return "?";
   }
   std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE);"; }
   std::string local_qualifier() const override { return "__local"; }
@@ -133,39 +148,25 @@ class OpenCLDialect : public clike::Dialect {
 
 KernelSource kernel_source(const compiler::Kernel &k) {
   OpenCLDialect dialect;
-  clike::CLikePrinter printer(dialect, k.params);
+  clike::KernelFrame frame = clike::kernel_frame(dialect, k);
   KernelSource ks;
   ks.entry = "tk_" + clike::CLikePrinter::identifier(k.name);
-  std::string signature = "__kernel void " + ks.entry + "(";
+  ks.launch = frame.launch;
+  std::string signature;
+  // A fixed work-group shape lets the driver compile the work-group function once, ahead.
+  if (ks.launch.dims > 0 && !ks.launch.driver_local)
+    signature = "__attribute__((reqd_work_group_size(" + std::to_string(ks.launch.local[0]) + ", " +
+                std::to_string(ks.launch.local[1]) + ", " + std::to_string(ks.launch.local[2]) + ")))\n";
+  signature += "__kernel void " + ks.entry + "(";
   for (size_t i = 0; i < k.params.size(); ++i) {
     const auto &p = k.params[i];
     signature += std::string(i ? ", " : "") + "__global " + (p.is_output ? "" : "const ") +
                  dialect.memory_type(p.dtype) + " *restrict " + clike::CLikePrinter::identifier(p.name);
   }
   signature += ") {\n";
-
-  std::string prologue;
-  ks.launch = clike::gpu_launch(k.body);
-  for (const auto &id : ks.launch.ids) {
-    static const char *const fn[] = {"get_group_id", "get_local_id", "get_global_id"};
-    std::string t = dialect.compute_type(id.type.dtype);
-    std::string lo = id.min ? printer.scalar(id.min, 0) : "0";
-    prologue += "  const " + t + " " + clike::CLikePrinter::identifier(id.var) + " = (" + t + ")" +
-                fn[static_cast<int>(id.kind)] + "(" + std::to_string(id.dim) + ")" +
-                (lo == "0" || lo == "0L" ? "" : " + " + lo) + ";\n";
-    printer.declare(id.var, id.type);
-  }
-  compiler::Stmt body = ks.launch.body;
-  // A fixed work-group shape lets the driver compile the work-group function once, ahead.
-  if (ks.launch.dims > 0 && !ks.launch.driver_local)
-    signature = "__attribute__((reqd_work_group_size(" + std::to_string(ks.launch.local[0]) + ", " +
-                std::to_string(ks.launch.local[1]) + ", " + std::to_string(ks.launch.local[2]) + ")))\n" + signature;
-  clike::PrintedBody printed = printer.print(body, 1);
   std::string locals;
-  for (const auto &l : printed.locals) locals += "  " + l + "\n";
-  std::string helpers;
-  for (const auto &[name, def] : dialect.helpers) helpers += def;
-  std::string program = helpers + signature + locals + prologue + printed.code + "}\n";
+  for (const auto &l : frame.body.locals) locals += "  " + l + "\n";
+  std::string program = frame.helpers + signature + locals + frame.ids + frame.body.code + "}\n";
   ks.uses_fp64 = program.find("double") != std::string::npos;
   for (const auto &p : k.params) ks.uses_fp64 |= p.dtype == DType::Float64;
   ks.source = (ks.uses_fp64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") + program;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backends/clike/CLikePrinter.h"
+#include "backends/clike/KernelFrame.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::vulkan {
@@ -101,6 +102,15 @@ class GlslDialect : public clike::Dialect {
   std::string fma(const std::string &a, const std::string &b, const std::string &c, DType) const override {
     return "fma(" + a + ", " + b + ", " + c + ")";
   }
+  std::string gpu_id(clike::GpuId::Kind kind, int dim) const override {
+    std::string d = std::string(".") + "xyz"[dim];
+    switch (kind) {
+      case clike::GpuId::Kind::Group: return "gl_WorkGroupID" + d;
+      case clike::GpuId::Kind::Local: return "gl_LocalInvocationID" + d;
+      case clike::GpuId::Kind::Global: return "tsr_id";  // 1-D, defined by main's first line
+    }
+    return "?";
+  }
   std::string barrier() const override { return "memoryBarrierShared(); barrier();"; }
   std::string local_qualifier() const override { return "shared"; }
 
@@ -115,6 +125,11 @@ class GlslDialect : public clike::Dialect {
   }
 
   std::string helper(const std::string &name, DType dtype) override { return const_helper(name, dtype); }
+  std::string helper_definitions() const override {
+    std::string text;
+    for (const auto &[name, def] : helpers) text += def;
+    return text;
+  }
 
   std::string math(const std::string &name, DType t, const std::vector<std::string> &args) const override {
     bool f64 = t == DType::Float64;
@@ -291,10 +306,12 @@ KernelSource kernel_source(const compiler::Kernel &k) {
   for (size_t i = 0; i < k.params.size(); ++i)
     if (k.params[i].grouped_reads) texel_buffers[clike::CLikePrinter::identifier(k.params[i].name)] = static_cast<int>(i);
   GlslDialect dialect(std::move(texel_buffers));
-  clike::CLikePrinter printer(dialect, k.params);
+  clike::KernelFrame frame = clike::kernel_frame(dialect, k);
   KernelSource ks;
   ks.name = k.name;
   ks.buffers = static_cast<int>(k.params.size());
+  ks.launch = frame.launch;
+  ks.texel_params.assign(dialect.texel_reads.begin(), dialect.texel_reads.end());
 
   std::string buffers;
   for (size_t i = 0; i < k.params.size(); ++i) {
@@ -303,49 +320,31 @@ KernelSource kernel_source(const compiler::Kernel &k) {
                (p.is_output ? "" : "readonly ") + "buffer tsr_b" + std::to_string(i) + " { " +
                dialect.memory_type(p.dtype) + " " + clike::CLikePrinter::identifier(p.name) + "[]; };\n";
   }
-
-  // The launch: GPU loops become ids; else the outermost parallel loop of constant extent becomes
-  // the invocations, each running one iteration of its body, their index spanning a 2-D grid of
-  // work-groups when the count exceeds the device's limit in x.
-  ks.launch = clike::gpu_launch(k.body);
-  bool fixed = ks.launch.dims > 0 && !ks.launch.driver_local;
-  if (ks.launch.driver_local) ks.invocations = ks.launch.groups[0];
-  std::string prologue;
-  for (const auto &id : ks.launch.ids) {
-    static const char *const builtin[] = {"gl_WorkGroupID", "gl_LocalInvocationID", "tsr_id"};
-    std::string t = dialect.compute_type(id.type.dtype);
-    std::string v = builtin[static_cast<int>(id.kind)];
-    if (id.kind != clike::GpuId::Kind::Global) v += std::string(".") + "xyz"[id.dim];
-    std::string lo = id.min ? printer.scalar(id.min, 0) : "0";
-    prologue += "  const " + t + " " + clike::CLikePrinter::identifier(id.var) + " = " + t + "(" + v + ")" +
-                (lo == "0" || lo == "0L" ? "" : " + " + lo) + ";\n";
-    printer.declare(id.var, id.type);
-  }
-  clike::PrintedBody printed = printer.print(ks.launch.body, 1);
-  ks.texel_params.assign(dialect.texel_reads.begin(), dialect.texel_reads.end());
   for (size_t j = 0; j < ks.texel_params.size(); ++j)
     buffers += "layout(set = 0, binding = " + std::to_string(k.params.size() + j) + ") uniform samplerBuffer tsr_t" +
                std::to_string(ks.texel_params[j]) + ";\n";
   std::string shared;
-  for (const auto &l : printed.locals) shared += l + "\n";
-  std::string helpers;
-  for (const auto &[name, def] : dialect.helpers) helpers += def;
-  std::string frame, main_fn = "void main() {\n";
-  if (fixed) {
+  for (const auto &l : frame.body.locals) shared += l + "\n";
+
+  std::string layout, main_fn = "void main() {\n";
+  if (ks.launch.dims > 0 && !ks.launch.driver_local) {
     // A fixed work-group shape: every invocation runs (barriers need them all), no bounds check.
     const auto &l = ks.launch.local;
-    frame = "layout(local_size_x = " + std::to_string(l[0]) + ", local_size_y = " + std::to_string(l[1]) +
-            ", local_size_z = " + std::to_string(l[2]) + ") in;\n";
+    layout = "layout(local_size_x = " + std::to_string(l[0]) + ", local_size_y = " + std::to_string(l[1]) +
+             ", local_size_z = " + std::to_string(l[2]) + ") in;\n";
   } else {
-    frame = "layout(local_size_x_id = " + std::to_string(kLocalSizeId) + ") in;\nlayout(constant_id = " +
-            std::to_string(kCountId) + ") const uint TSR_COUNT = " + std::to_string(ks.invocations) + "u;\n";
+    // The outermost parallel loop's iterations (or one) are the invocations, their index spanning
+    // a 2-D grid of work-groups when the count exceeds the device's limit in x.
+    if (ks.launch.driver_local) ks.invocations = ks.launch.groups[0];
+    layout = "layout(local_size_x_id = " + std::to_string(kLocalSizeId) + ") in;\nlayout(constant_id = " +
+             std::to_string(kCountId) + ") const uint TSR_COUNT = " + std::to_string(ks.invocations) + "u;\n";
     main_fn +=
         "  const uint tsr_id = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * "
         "gl_WorkGroupSize.x;\n"
         "  if (tsr_id >= TSR_COUNT) return;\n";
   }
-  main_fn += prologue + printed.code + "}\n";
-  std::string text = frame + buffers + shared + helpers + main_fn;
+  main_fn += frame.ids + frame.body.code + "}\n";
+  std::string text = layout + buffers + shared + frame.helpers + main_fn;
   ks.needs.float64 = uses(text, "double");
   ks.needs.float16 = uses(text, "float16_t");
   ks.needs.int64 = uses(text, "int64_t") || uses(text, "uint64_t");

@@ -26,7 +26,7 @@ TEST(OpenCLSource, ParallelLoopIsTheNDRangeAndRampsAreVectorLoads) {
   EXPECT_FALSE(s.uses_fp64);
   EXPECT_EQ(s.source,
             "__kernel void tk_add(__global const float *restrict A, __global float *restrict C) {\n"
-            "  const int i = (int)get_global_id(0);\n"
+            "  const int i = ((int)get_global_id(0));\n"
             "  vstore4((vload4(0, A + (i * 4)) + ((float4)(0.5f))), 0, C + (i * 4));\n"
             "}\n");
 }
@@ -88,8 +88,8 @@ TEST(OpenCLSource, GpuLoopsAreIdsAndConstantIndexArraysAreRegisters) {
   EXPECT_EQ(s.source,
             "__attribute__((reqd_work_group_size(2, 1, 1)))\n"
             "__kernel void tk_mm(__global const float *restrict A, __global const float *restrict B, __global float *restrict C) {\n"
-            "  const int g = (int)get_group_id(0);\n"
-            "  const int t = (int)get_local_id(0);\n"
+            "  const int g = ((int)get_group_id(0));\n"
+            "  const int t = ((int)get_local_id(0));\n"
             "  float4 acc_r0, acc_r1;\n"
             "  acc_r0 = ((float4)(0.0f));\n"
             "  acc_r1 = fma(((float4)(A[(((g * 2) + t) * 8)])), ((float4)(B[((g * 2) + t)])), acc_r0);\n"
