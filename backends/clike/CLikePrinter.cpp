@@ -244,8 +244,11 @@ std::string CLikePrinter::binary_op(Op op, DType t, const std::string &a, const 
   if (t == DType::Bool) {
     if (op == Op::BitAnd || op == Op::BitOr || op == Op::BitXor)
       return truthy("(" + a + " " + c_op(op) + " " + b + ")", DType::Int32);
-    // Arithmetic on bools computes on 0/1 and keeps `!= 0` (the interpreter's rule).
-    return truthy(binary_op(op, DType::Int8, cast(a, t, DType::Int8), cast(b, t, DType::Int8), floor_div), DType::Int8);
+    // Arithmetic on bools computes on 0/1 and keeps `!= 0` (the interpreter's rule), in int: on 0/1
+    // every op gives the same truth in any width, and int needs no device feature that the
+    // kernel's types do not show (int8 would need shaderInt8; KernelFrame.h).
+    return truthy(binary_op(op, DType::Int32, cast(a, t, DType::Int32), cast(b, t, DType::Int32), floor_div),
+                  DType::Int32);
   }
   auto wrap = [&](const std::string &s) {
     // Narrow integers promote to int in C: convert back so that results wrap.

@@ -1,6 +1,35 @@
 #include "backends/clike/KernelFrame.h"
 
+#include "compiler/IRVisitor.h"
+
 namespace tessera::clike {
+
+namespace {
+
+class TypesOf : public compiler::IRVisitor {
+ public:
+  KernelTypes types;
+  using IRVisitor::visit;
+#define LOOP_EXPR(Name)                           \
+  void visit(const compiler::Name *op) override { \
+    types.values.insert(op->type.dtype);          \
+    IRVisitor::visit(op);                         \
+  }
+#include "compiler/IR.def"
+  void visit(const compiler::Allocate *op) override {
+    types.arrays.insert(op->type.dtype);
+    IRVisitor::visit(op);
+  }
+};
+
+KernelTypes types_of(const compiler::Kernel &kernel) {
+  TypesOf v;
+  for (const auto &p : kernel.params) v.types.arrays.insert(p.dtype);
+  v.visit_stmt(kernel.body);
+  return v.types;
+}
+
+}  // namespace
 
 KernelFrame kernel_frame(Dialect &dialect, const compiler::Kernel &kernel) {
   KernelFrame f;
@@ -16,6 +45,7 @@ KernelFrame kernel_frame(Dialect &dialect, const compiler::Kernel &kernel) {
   }
   f.body = printer.print(f.launch.body, 1);
   f.helpers = dialect.helper_definitions();
+  f.types = types_of(kernel);
   return f;
 }
 

@@ -166,10 +166,9 @@ KernelSource kernel_source(const compiler::Kernel &k) {
   signature += ") {\n";
   std::string locals;
   for (const auto &l : frame.body.locals) locals += "  " + l + "\n";
-  std::string program = frame.helpers + signature + locals + frame.ids + frame.body.code + "}\n";
-  ks.uses_fp64 = program.find("double") != std::string::npos;
-  for (const auto &p : k.params) ks.uses_fp64 |= p.dtype == DType::Float64;
-  ks.source = (ks.uses_fp64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") + program;
+  ks.uses_fp64 = frame.types.uses(DType::Float64);
+  ks.source = std::string(ks.uses_fp64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") + frame.helpers +
+              signature + locals + frame.ids + frame.body.code + "}\n";
   return ks;
 }
 

@@ -287,14 +287,21 @@ class GlslDialect : public clike::Dialect {
   }
 };
 
-bool uses(const std::string &text, const std::string &word) {
-  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
-    bool start = at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_');
-    size_t end = at + word.size();
-    bool stop = end >= text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_');
-    if (start && stop) return true;
-  }
-  return false;
+// What the kernel's types need beyond Vulkan 1.0: bools are stored as uint8_t, float16 values as
+// float16_t (computed in float).
+ShaderFeatures features_of(const clike::KernelTypes &types) {
+  auto any = [&](std::initializer_list<DType> dtypes) {
+    for (DType t : dtypes)
+      if (types.uses(t)) return true;
+    return false;
+  };
+  ShaderFeatures f;
+  f.float64 = any({DType::Float64});
+  f.float16 = any({DType::Float16});
+  f.int64 = any({DType::Int64, DType::UInt64});
+  f.int16 = any({DType::Int16, DType::UInt16});
+  f.int8 = any({DType::Int8, DType::UInt8}) || types.arrays.count(DType::Bool);
+  return f;
 }
 
 }  // namespace
@@ -344,13 +351,8 @@ KernelSource kernel_source(const compiler::Kernel &k) {
         "  if (tsr_id >= TSR_COUNT) return;\n";
   }
   main_fn += frame.ids + frame.body.code + "}\n";
-  std::string text = layout + buffers + shared + frame.helpers + main_fn;
-  ks.needs.float64 = uses(text, "double");
-  ks.needs.float16 = uses(text, "float16_t");
-  ks.needs.int64 = uses(text, "int64_t") || uses(text, "uint64_t");
-  ks.needs.int16 = uses(text, "int16_t") || uses(text, "uint16_t");
-  ks.needs.int8 = uses(text, "int8_t") || uses(text, "uint8_t");
-  ks.source = kPrelude + text;
+  ks.source = kPrelude + layout + buffers + shared + frame.helpers + main_fn;
+  ks.needs = features_of(frame.types);
   return ks;
 }
 

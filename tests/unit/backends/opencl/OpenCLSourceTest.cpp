@@ -61,6 +61,20 @@ TEST(OpenCLSource, HalfIsStoredWithVstoreHalfAndDoubleEnablesFp64) {
   EXPECT_NE(s.source.find("vstore_half_rte(tsr_to_half_float((float)(X[0])), 0, O);"), std::string::npos) << s.source;
 }
 
+// cl_khr_fp64 follows the kernel's types, not its text: a loop variable may be called `doubled`,
+// and a float32 kernel may compute in float64.
+TEST(OpenCLSource, Fp64FollowsTheTypesNotTheText) {
+  Stmt copy = For::make("doubled", i32(0), i32(2), ForKind::Serial,
+                        Store::make("O", var("doubled"), Load::make({DType::Float32, 1}, "X", var("doubled"))));
+  EXPECT_FALSE(kernel_source(Kernel{"copy", {{"X", DType::Float32, 2, false}, {"O", DType::Float32, 2, true}}, copy})
+                   .uses_fp64);
+  Expr wide = Cast::make({DType::Float64, 1}, Load::make({DType::Float32, 1}, "X", i32(0)));
+  Stmt square = Store::make("O", i32(0), Cast::make({DType::Float32, 1}, Binary::make(Binary::Op::Mul, wide, wide)));
+  KernelSource s = kernel_source(Kernel{"sq", {{"X", DType::Float32, 1, false}, {"O", DType::Float32, 1, true}}, square});
+  EXPECT_TRUE(s.uses_fp64);
+  EXPECT_EQ(s.source.rfind("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n", 0), 0u) << s.source;
+}
+
 // Work-group and work-item loops become ids and a fixed work-group size; a private array read and
 // written only at constant indices becomes vector variables; a * b + c is a fused multiply-add.
 TEST(OpenCLSource, GpuLoopsAreIdsAndConstantIndexArraysAreRegisters) {

@@ -84,6 +84,34 @@ TEST(VulkanFeatures, Float16KernelNeedsFloat16) {
   EXPECT_NE(error_of([&] { check_features(src, has, "vulkan:1 (gpu)"); }).find("has no float16"), std::string::npos);
 }
 
+// Features come from the kernel's types, not from its text: bools are stored as uint8_t (int8),
+// but arithmetic on bools computes in int and needs nothing.
+TEST(VulkanFeatures, BoolBuffersNeedInt8AndBoolArithmeticDoesNot) {
+  KernelSource stored = first_kernel(bind("function (A, B) -> (C) { C = A < B; }", tile::DType::Float32, {8}, {8}));
+  EXPECT_TRUE(stored.needs.int8);
+  KernelSource computed = first_kernel(
+      bind("function (A, B) -> (C) { C = cond((A < B) + (A > B), A, B); }", tile::DType::Float32, {8}, {8}));
+  EXPECT_FALSE(computed.needs.int8 || computed.needs.int16 || computed.needs.int64 || computed.needs.float16 ||
+               computed.needs.float64)
+      << computed.source;
+  EXPECT_EQ(computed.source.find("int8_t"), std::string::npos) << computed.source;
+  EXPECT_FALSE(compile_glsl(computed.source, VK_API_VERSION_1_1, "test").empty());
+}
+
+TEST(VulkanFeatures, Float64InsideAFloat32KernelNeedsFloat64) {
+  KernelSource src = first_kernel(
+      bind("function (A, B) -> (C) { C = as_float(as_float(A, 64) * as_float(B, 64), 32); }", tile::DType::Float32,
+           {8}, {8}));
+  EXPECT_TRUE(src.needs.float64);
+  EXPECT_FALSE(src.needs.int64 || src.needs.int16 || src.needs.int8 || src.needs.float16);
+}
+
+TEST(VulkanFeatures, NarrowIntegersNeedTheirOwnFeature) {
+  KernelSource src = first_kernel(bind(kMatmul, tile::DType::UInt16, {3, 4}, {4, 5}));
+  EXPECT_TRUE(src.needs.int16);
+  EXPECT_FALSE(src.needs.int8 || src.needs.int64 || src.needs.float16 || src.needs.float64);
+}
+
 TEST(VulkanGlsl, Float64SineIsAnErrorNotAFloat32Approximation) {
   std::string err = error_of([] { first_kernel(bind("function (A) -> (B) { B = sin(A); }", tile::DType::Float64, {4})); });
   EXPECT_NE(err.find("GLSL has no float64 'sin'"), std::string::npos) << err;
