@@ -29,7 +29,7 @@ std::string Dialect::store(const std::string &buffer, DType dtype, bool, const s
   return buffer + "[" + index + "] = " + v + ";";
 }
 
-std::string Dialect::math(const std::string &name, DType, const std::vector<std::string> &args) const {
+std::string Dialect::math(const std::string &name, DType, const std::vector<std::string> &args) {
   std::string s = name + "(";
   for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];
   return s + ")";

@@ -56,7 +56,7 @@ class Dialect {
   /// The definitions of the helpers named so far, each once and before the helpers that call it.
   virtual std::string helper_definitions() const = 0;
   /// The math function `name` (exp, tanh, ...) on a value of `dtype`.
-  virtual std::string math(const std::string &name, tile::DType dtype, const std::vector<std::string> &args) const;
+  virtual std::string math(const std::string &name, tile::DType dtype, const std::vector<std::string> &args);
   virtual std::string literal_suffix(tile::DType dtype) const;
   /// `value` (a parenthesized expression or a name) converted to the type named `type`: a C cast by
   /// default; GLSL has constructor syntax instead.

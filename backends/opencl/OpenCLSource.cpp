@@ -1,9 +1,9 @@
 #include "backends/opencl/OpenCLSource.h"
 
-#include <map>
-
 #include "backends/clike/CLikePrinter.h"
+#include "backends/clike/HelperLibrary.h"
 #include "backends/clike/KernelFrame.h"
+#include "backends/opencl/OpenCLHelpers.h"
 
 namespace tessera::opencl {
 
@@ -11,18 +11,8 @@ namespace {
 
 using tile::DType;
 
-std::string unsigned_of(const std::string &t) {
-  if (t == "char") return "uchar";
-  if (t == "short") return "ushort";
-  if (t == "int") return "uint";
-  if (t == "long") return "ulong";
-  return t;
-}
-
 class OpenCLDialect : public clike::Dialect {
  public:
-  std::map<std::string, std::string> helpers;  // name -> definition, printed before the kernel
-
   std::string compute_type(DType t) const override {
     switch (t) {
       case DType::Bool: return "bool";
@@ -81,53 +71,8 @@ class OpenCLDialect : public clike::Dialect {
     if (from == DType::Float16 && to == DType::Float32) return v;
     return "((" + t + ")(" + v + "))";
   }
-  std::string helper(const std::string &name, DType dtype) override {
-    std::string T = compute_type(dtype), fn = "tsr_" + name + "_" + T;
-    if (helpers.count(fn)) return fn;
-    std::string U = unsigned_of(T), bits = std::to_string(tile::dtype_bits(dtype));
-    bool sgn = tile::is_signed_int(dtype);
-    std::string head = "static inline " + T + " " + fn + "(" + T + " a, " + T + " b) {\n";
-    std::string body;
-    // Integer division never traps: x / 0 = 0, MIN / -1 wraps.
-    if (name == "floordiv" || name == "floormod" || name == "truncdiv" || name == "truncmod") {
-      bool div = name == "floordiv" || name == "truncdiv", floor = name.rfind("floor", 0) == 0;
-      body = "  if (b == 0) return 0;\n";
-      if (!sgn) {
-        body += std::string("  return a ") + (div ? "/" : "%") + " b;\n";
-      } else {
-        body += std::string("  if (b == -1) return ") + (div ? "(" + T + ")((" + U + ")0 - (" + U + ")a)" : "0") + ";\n";
-        body += "  " + T + " q = a / b, r = a % b;\n";
-        if (floor) body += "  if (r != 0 && ((r ^ b) < 0)) { q -= 1; r += b; }\n";
-        body += std::string("  return ") + (div ? "q" : "r") + ";\n";
-      }
-    } else if (name == "shl") {
-      // A count outside [0, bits) gives 0 (-1 for a negative value shifted right arithmetically).
-      body = "  return (ulong)(b) < " + bits + "UL ? (" + T + ")(a << b) : (" + T + ")0;\n";
-    } else if (name == "shr") {
-      body = "  return (ulong)(b) < " + bits + "UL ? (" + T + ")(a >> b) : " +
-             (sgn ? "(" + T + ")(a >> " + std::to_string(tile::dtype_bits(dtype) - 1) + ")" : "(" + T + ")0") + ";\n";
-    } else if (name == "fmax_nan" || name == "fmin_nan") {
-      // NaN propagates (numpy maximum/minimum).
-      body = std::string("  return (isnan(a) || isnan(b)) ? a + b : (a ") + (name == "fmax_nan" ? ">" : "<") +
-             " b ? a : b);\n";
-    } else if (name == "relu") {
-      head = "static inline " + T + " " + fn + "(" + T + " a) {\n";
-      body = tile::is_float(dtype) ? "  return !(a <= 0) ? a : (" + T + ")0;\n" : "  return a < 0 ? (" + T + ")0 : a;\n";
-    } else if (name == "abs") {
-      head = "static inline " + T + " " + fn + "(" + T + " a) {\n";
-      body = "  return a < 0 ? (" + T + ")((" + U + ")0 - (" + U + ")a) : a;\n";
-    } else if (name == "to_half") {
-      head = "static inline float " + fn + "(float a) {\n";
-      body = "  ushort h;\n  vstore_half_rte(a, 0, (half *)&h);\n  return vload_half(0, (const half *)&h);\n";
-    }
-    helpers[fn] = head + body + "}\n";
-    return fn;
-  }
-  std::string helper_definitions() const override {
-    std::string text;
-    for (const auto &[name, def] : helpers) text += def;
-    return text;
-  }
+  std::string helper(const std::string &name, DType dtype) override { return helpers_.use(name, dtype); }
+  std::string helper_definitions() const override { return helpers_.text(); }
   std::string fma(const std::string &a, const std::string &b, const std::string &c, DType) const override {
     return "fma(" + a + ", " + b + ", " + c + ")";
   }
@@ -142,6 +87,9 @@ class OpenCLDialect : public clike::Dialect {
   }
   std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE);"; }
   std::string local_qualifier() const override { return "__local"; }
+
+ private:
+  clike::HelperLibrary helpers_{*this, opencl_helpers()};
 };
 
 }  // namespace

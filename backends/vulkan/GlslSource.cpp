@@ -1,13 +1,14 @@
 #include "backends/vulkan/GlslSource.h"
 
-#include <cmath>
-#include <cstdio>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "backends/clike/CLikePrinter.h"
+#include "backends/clike/HelperLibrary.h"
 #include "backends/clike/KernelFrame.h"
+#include "backends/vulkan/GlslHelpers.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::vulkan {
@@ -38,9 +39,6 @@ class GlslDialect : public clike::Dialect {
   explicit GlslDialect(std::map<std::string, int> texel_buffers) : texel_buffers_(std::move(texel_buffers)) {}
   // The param indices aligned_load read through texel buffer views.
   mutable std::set<int> texel_reads;
-
-  // Helper definitions in the order they must appear (a helper after those it calls).
-  mutable std::vector<std::pair<std::string, std::string>> helpers;
 
   std::string compute_type(DType t) const override {
     switch (t) {
@@ -119,19 +117,16 @@ class GlslDialect : public clike::Dialect {
     if (to == DType::Bool) return "(" + v + " != " + f + "(0))";
     if (from == DType::Bool) return "((" + v + ") ? " + t + "(1) : " + t + "(0))";
     if (to == DType::Float16) return helper("to_half", to) + "(float(" + v + "))";
-    if (tile::is_float(from) && !tile::is_float(to)) return sat(from, to) + "(" + v + ")";  // NaN -> 0
+    // Saturating, NaN -> 0.
+    if (tile::is_float(from) && !tile::is_float(to)) return helpers_.use("sat", from, to) + "(" + v + ")";
     if (t == f) return v;  // half -> float: both compute in float
     return t + "(" + v + ")";
   }
 
-  std::string helper(const std::string &name, DType dtype) override { return const_helper(name, dtype); }
-  std::string helper_definitions() const override {
-    std::string text;
-    for (const auto &[name, def] : helpers) text += def;
-    return text;
-  }
+  std::string helper(const std::string &name, DType dtype) override { return helpers_.use(name, dtype); }
+  std::string helper_definitions() const override { return helpers_.text(); }
 
-  std::string math(const std::string &name, DType t, const std::vector<std::string> &args) const override {
+  std::string math(const std::string &name, DType t, const std::vector<std::string> &args) override {
     bool f64 = t == DType::Float64;
     if (f64 && !kFloat64Math.count(name))
       throw tile::Error("error: vulkan: GLSL has no float64 '" + name +
@@ -143,146 +138,17 @@ class GlslDialect : public clike::Dialect {
     };
     if (name == "fabs") return call("abs");
     if (name == "sqrt" || name == "floor" || name == "ceil") return call(name);
-    if (name == "fmod" || name == "round" || name == "pow" || name == "erf") return call(const_helper(name, t));
-    if (f64) return call(const_helper(name, t));  // exp, log, tanh, sinh, cosh
+    if (name == "fmod" || name == "round" || name == "pow" || name == "erf") return call(helpers_.use(name, t));
+    if (f64) return call(helpers_.use(name, t));  // exp, log, tanh, sinh, cosh
     return call(name);
   }
 
  private:
   std::map<std::string, int> texel_buffers_;
+  clike::HelperLibrary helpers_{*this, glsl_helpers()};
 
   static std::string unreachable() {
     TESSERA_INTERNAL_ASSERT(false, "GLSL has no native vectors in this dialect");
-    return "";
-  }
-
-  std::string add(const std::string &fn, const std::string &def) const {
-    for (const auto &h : helpers)
-      if (h.first == fn) return fn;
-    helpers.emplace_back(fn, def);
-    return fn;
-  }
-
-  // The saturating float -> integer conversion to `to` (NaN -> 0, out of range -> the bound).
-  std::string sat(DType from, DType to) {
-    std::string T = compute_type(to), F = compute_type(from);
-    std::string fn = "tsr_sat_" + T + "_" + F;
-    int bits = tile::dtype_bits(to);
-    bool sgn = tile::is_signed_int(to);
-    // Bounds as exact powers of two in F: values at or past them saturate.
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f%s", std::ldexp(1.0, sgn ? bits - 1 : bits), from == DType::Float64 ? "lf" : "f");
-    std::string hi = buf;
-    std::string lo = sgn ? "(-" + hi + ")" : F + "(0)";
-    std::string max = sgn ? T + "(~(" + T + "(1) << " + std::to_string(bits - 1) + "))" : T + "(~" + T + "(0))";
-    std::string min = sgn ? T + "(" + T + "(1) << " + std::to_string(bits - 1) + ")" : T + "(0)";
-    return add(fn, T + " " + fn + "(" + F + " a) {\n  if (isnan(a)) return " + T + "(0);\n  if (a >= " + hi +
-                       ") return " + max + ";\n  if (a <= " + lo + ") return " + min + ";\n  return " + T +
-                       "(a);\n}\n");
-  }
-
-  std::string const_helper(const std::string &name, DType dtype) const {
-    std::string T = compute_type(dtype), fn = "tsr_" + name + "_" + T;
-    std::string bits = std::to_string(tile::dtype_bits(dtype));
-    bool sgn = tile::is_signed_int(dtype), f64 = dtype == DType::Float64;
-    std::string nan = T + "(NAN)", inf = T + "(INFINITY)";
-    auto c = [&](const std::string &literal) { return literal + (f64 ? "lf" : "f"); };
-    auto two = [&](const std::string &body) { return T + " " + fn + "(" + T + " a, " + T + " b) {\n" + body + "}\n"; };
-    auto one = [&](const std::string &body) { return T + " " + fn + "(" + T + " a) {\n" + body + "}\n"; };
-    // Integer division never traps: x / 0 = 0, MIN / -1 wraps. GLSL's % is undefined for negative
-    // operands, so remainders come from the truncating quotient.
-    if (name == "floordiv" || name == "floormod" || name == "truncdiv" || name == "truncmod") {
-      bool div = name == "floordiv" || name == "truncdiv", floor = name.rfind("floor", 0) == 0;
-      std::string body = "  if (b == " + T + "(0)) return " + T + "(0);\n";
-      if (sgn) body += "  if (b == " + T + "(-1)) return " + (div ? T + "(-a)" : T + "(0)") + ";\n";
-      body += "  " + T + " q = a / b;\n  " + T + " r = " + T + "(a - q * b);\n";
-      if (floor && sgn) body += "  if (r != " + T + "(0) && ((r < " + T + "(0)) != (b < " + T + "(0)))) { q -= " + T +
-                                "(1); r += b; }\n";
-      body += std::string("  return ") + (div ? "q" : "r") + ";\n";
-      return add(fn, two(body));
-    }
-    if (name == "shl" || name == "shr") {
-      // A count outside [0, bits) gives 0 (-1 for a negative value shifted right arithmetically).
-      std::string in_range = (sgn ? "b >= " + T + "(0) && " : "") + std::string("b < ") + T + "(" + bits + ")";
-      std::string out = name == "shr" && sgn ? T + "(a >> " + std::to_string(tile::dtype_bits(dtype) - 1) + ")" : T + "(0)";
-      return add(fn, two("  return (" + in_range + ") ? " + T + "(a " + (name == "shl" ? "<<" : ">>") + " b) : " + out +
-                         ";\n"));
-    }
-    if (name == "fmax_nan" || name == "fmin_nan")  // NaN propagates (numpy maximum/minimum)
-      return add(fn, two(std::string("  return (isnan(a) || isnan(b)) ? a + b : (a ") +
-                         (name == "fmax_nan" ? ">" : "<") + " b ? a : b);\n"));
-    if (name == "relu")
-      return add(fn, one(tile::is_float(dtype) ? "  return !(a <= " + T + "(0)) ? a : " + T + "(0);\n"
-                                               : "  return a < " + T + "(0) ? " + T + "(0) : a;\n"));
-    if (name == "abs") return add(fn, one("  return a < " + T + "(0) ? " + T + "(-a) : a;\n"));
-    if (name == "to_half") return add(fn, "float " + fn + "(float a) {\n  return float(float16_t(a));\n}\n");
-    if (name == "round")  // half away from zero (C round); a - trunc(a) is exact
-      return add(fn, one("  " + T + " t = trunc(a);\n  return abs(a - t) >= " + c("0.5") + " ? t + sign(a) : t;\n"));
-    if (name == "fmod")  // C fmod: a - b trunc(a / b), with a's sign and below |b| in magnitude
-      return add(fn, two("  if (isnan(a) || isnan(b) || isinf(a) || b == " + T + "(0)) return " + nan +
-                         ";\n  if (isinf(b)) return a;\n  " + T + " r = fma(-b, trunc(a / b), a);\n"
-                         "  if (r != " + T + "(0) && ((r < " + T + "(0)) != (a < " + T + "(0)))) r += abs(b) * sign(a);\n"
-                         "  if (abs(r) >= abs(b)) r -= abs(b) * sign(a);\n  return r;\n"));
-    if (name == "pow") {
-      // C pow: GLSL's pow is undefined for a < 0 and for a = 0, b <= 0.
-      std::string base = f64 ? const_helper("exp", dtype) + "(b * " + const_helper("log", dtype) + "(abs(a)))"
-                             : "pow(abs(a), b)";
-      return add(fn, two("  if (b == " + T + "(0) || a == " + T + "(1)) return " + T + "(1);\n"
-                         "  if (isnan(a) || isnan(b)) return a + b;\n"
-                         "  if (a == " + T + "(0)) return b < " + T + "(0) ? " + inf + " : " + T + "(0);\n"
-                         "  " + T + " r = " + base + ";\n"
-                         "  if (a < " + T + "(0)) {\n"
-                         "    if (b != floor(b)) return " + nan + ";\n"
-                         "    if (mod(b, " + c("2.0") + ") == " + c("1.0") + ") r = -r;\n"
-                         "  }\n  return r;\n"));
-    }
-    if (name == "erf") {
-      // Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7).
-      return add(fn, one("  " + T + " x = abs(a), t = " + c("1.0") + " / (" + c("1.0") + " + " + c("0.3275911") +
-                         " * x);\n  " + T + " y = " + c("1.0") + " - (((((" + c("1.061405429") + " * t - " + c("1.453152027") +
-                         ") * t + " + c("1.421413741") + ") * t - " + c("0.284496736") + ") * t + " + c("0.254829592") +
-                         ") * t) * exp(-x * x);\n  return a < " + T + "(0) ? -y : y;\n"));
-    }
-    // float64 exp/log and what is built on them, to double precision.
-    if (name == "exp") {
-      // exp(x) = 2^k exp(r), |r| <= ln2/2 (Cody-Waite reduction), exp(r) by its Taylor series.
-      return add(fn, one("  if (isnan(a)) return a;\n  if (a > " + c("709.782712893384") + ") return " + inf +
-                         ";\n  if (a < " + c("-745.2") + ") return " + c("0.0") + ";\n  " + T + " k = floor(a * " +
-                         c("1.4426950408889634") + " + " + c("0.5") + ");\n  " + T + " r = (a - k * " +
-                         c("6.93147180369123816490e-01") + ") - k * " + c("1.90821492927058770002e-10") + ";\n  " + T +
-                         " s = " + c("1.0") + ";\n  for (int i = 14; i >= 1; --i) s = " + c("1.0") + " + s * r / " + T +
-                         "(i);\n  return ldexp(s, int(k));\n"));
-    }
-    if (name == "expm1") {
-      std::string e = const_helper("exp", dtype);
-      return add(fn, one("  if (abs(a) >= " + c("0.35") + ") return " + e + "(a) - " + c("1.0") + ";\n  " + T +
-                         " s = " + c("1.0") + ";\n  for (int i = 17; i >= 2; --i) s = " + c("1.0") + " + s * a / " + T +
-                         "(i);\n  return a * s;\n"));
-    }
-    if (name == "log") {
-      // log(x) = e ln2 + log(m), m in [sqrt(1/2), sqrt(2)): 2 atanh((m-1)/(m+1)) by its series.
-      return add(fn, one("  if (isnan(a) || a < " + T + "(0)) return " + nan + ";\n  if (a == " + T + "(0)) return -" +
-                         inf + ";\n  if (isinf(a)) return a;\n  int e;\n  " + T + " m = frexp(a, e);\n  if (m < " +
-                         c("0.70710678118654752") + ") { m *= " + c("2.0") + "; e -= 1; }\n  " + T + " f = (m - " +
-                         c("1.0") + ") / (m + " + c("1.0") + "), f2 = f * f, s = " + T + "(0);\n"
-                         "  for (int i = 25; i >= 1; i -= 2) s = s * f2 + " + c("1.0") + " / " + T + "(i);\n"
-                         "  return " + T + "(e) * " + c("6.93147180369123816490e-01") + " + (" + c("2.0") + " * f * s + " +
-                         T + "(e) * " + c("1.90821492927058770002e-10") + ");\n"));
-    }
-    if (name == "tanh") {
-      std::string em1 = const_helper("expm1", dtype);
-      return add(fn, one("  " + T + " x = abs(a);\n  if (x > " + c("22.0") + ") return sign(a);\n  " + T + " t = " + em1 +
-                         "(" + c("2.0") + " * x);\n  return sign(a) * (t / (t + " + c("2.0") + "));\n"));
-    }
-    if (name == "sinh") {
-      std::string em1 = const_helper("expm1", dtype);
-      return add(fn, one("  return (" + em1 + "(a) - " + em1 + "(-a)) * " + c("0.5") + ";\n"));
-    }
-    if (name == "cosh") {
-      std::string e = const_helper("exp", dtype);
-      return add(fn, one("  return (" + e + "(a) + " + e + "(-a)) * " + c("0.5") + ";\n"));
-    }
-    TESSERA_INTERNAL_ASSERT(false, "unknown GLSL helper " + name);
     return "";
   }
 };

@@ -13,6 +13,7 @@
 #include "runtime/Device.h"
 #include "runtime/KernelBench.h"
 #include "runtime/KernelCache.h"
+#include "tests/unit/backends/EveryHelperKernel.h"
 #include "tests/unit/backends/GpuTestValues.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
@@ -136,6 +137,23 @@ TEST(OpenCLKernelBench, BuildFailureShowsTheDriverLog) {
     EXPECT_NE(what.find("failed to build"), std::string::npos) << what;
     EXPECT_NE(what.find("redefinition"), std::string::npos) << what;  // clang's diagnostic, from the build log
   }
+}
+
+// Every helper of the OpenCL C library (OpenCLHelpers.h), for every dtype the printer asks it for,
+// builds and runs.
+TEST(OpenCLKernelBench, EveryHelperBuilds) {
+  REQUIRE_DEVICE();
+  bool fp64 = Device(opencl_backend(0)).info().facts.at("fp64") == "yes";
+  Kernel k = tessera::test::every_helper_kernel(fp64, true);
+  std::vector<std::vector<std::byte>> inputs;
+  size_t outputs = 0;
+  for (const auto &p : k.params)
+    if (p.is_output)
+      ++outputs;
+    else
+      inputs.emplace_back(p.elements * tile::dtype_bits(p.dtype) / 8);
+  auto result = tessera::make_kernel_bench(opencl_backend(0), nullptr)->measure(k, inputs, 0, 1);
+  EXPECT_EQ(result.outputs.size(), outputs);
 }
 
 TEST(OpenCLDevice, ProgramBinariesAreReusedAndABadOneIsRebuilt) {

@@ -17,6 +17,7 @@
 #include "backends/vulkan/ShaderCompiler.h"
 #include "backends/vulkan/VulkanBackend.h"
 #include "backends/vulkan/VulkanContext.h"
+#include "tests/unit/backends/EveryHelperKernel.h"
 #include "tests/unit/backends/vulkan/LavapipeLike.h"
 #include "compiler/Lower.h"
 #include "runtime/Device.h"
@@ -128,6 +129,22 @@ TEST(VulkanGlsl, BadGlslShowsShadercLogAndTheSource) {
 TEST(VulkanGlsl, GeneratedShaderCompiles) {
   KernelSource src = first_kernel(bind(kMatmul, tile::DType::Float32, {7, 5}, {5, 9}));
   EXPECT_FALSE(compile_glsl(src.source, VK_API_VERSION_1_1, "test").empty());
+}
+
+// Every helper of the GLSL library (GlslHelpers.h), for every dtype the printer asks it for,
+// compiles: each defined once, after the helpers it calls.
+TEST(VulkanGlsl, EveryHelperCompilesOnceAfterItsCallees) {
+  std::string src = kernel_source(tessera::test::every_helper_kernel(true, false)).source;
+  EXPECT_FALSE(compile_glsl(src, VK_API_VERSION_1_1, "test").empty());
+  for (const char *fn : {"double tsr_exp_double(double a) {", "int8_t tsr_floordiv_int8_t(int8_t a, int8_t b) {",
+                         "uint64_t tsr_sat_uint64_t_double(double a) {", "float tsr_to_half_float(float a) {"}) {
+    size_t at = src.find(fn);
+    EXPECT_NE(at, std::string::npos) << fn;
+    EXPECT_EQ(src.find(fn, at + 1), std::string::npos) << fn;
+  }
+  EXPECT_LT(src.find("double tsr_exp_double("), src.find("double tsr_expm1_double("));
+  EXPECT_LT(src.find("double tsr_expm1_double("), src.find("double tsr_tanh_double("));
+  EXPECT_LT(src.find("double tsr_log_double("), src.find("double tsr_pow_double("));
 }
 
 TEST(VulkanGlsl, AlignedFloat32ReadsFetchTexels) {
