@@ -20,6 +20,12 @@ struct get_info<action<Subject, Action>> {
   using result_type = std::string;
   std::string operator()(const action<Subject, Action> &p) const { return what(p.subject); }
 };
+// A list `a % ','` expects what its element expects ("expected name", not a mangled list type).
+template <typename Left, typename Right>
+struct get_info<list<Left, Right>> {
+  using result_type = std::string;
+  std::string operator()(const list<Left, Right> &p) const { return what(p.left); }
+};
 }  // namespace boost::spirit::x3
 
 namespace tessera::tile {

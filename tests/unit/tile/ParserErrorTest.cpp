@@ -211,7 +211,7 @@ TEST(Diagnostics, TruncatedProgramsGetLocatedErrors) {
 // Disabled: today three prefixes of kWholeProgram (through "[[p(", "C[i :" and "C[i : ") name what
 // was expected by a mangled C++ type (`expected N5boost6spirit2x34listI...`): Parser.cpp's
 // get_info specialization covers x3 actions but not x3::list (`a % ','`).
-TEST(Diagnostics, DISABLED_TruncatedProgramsSayWhatWasExpectedInWords) {
+TEST(Diagnostics, TruncatedProgramsSayWhatWasExpectedInWords) {
   const std::vector<std::optional<std::string>> diagnostics = diagnostics_of_prefixes();
   for (size_t n = 0; n < diagnostics.size(); ++n) {
     if (!diagnostics[n]) continue;
