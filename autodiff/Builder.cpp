@@ -29,7 +29,9 @@ ExprPtr lit(double v) {
   return Expr::make_float(v, text);
 }
 ExprPtr int_lit(int64_t v) { return Expr::make_int(v); }
-ExprPtr call(Intrinsic op, std::vector<ExprPtr> args) { return Expr::make_call(op, std::move(args)); }
+ExprPtr call(Intrinsic op, std::vector<ExprPtr> args) {
+  return Expr::make_call(op, std::move(args));
+}
 ExprPtr add(ExprPtr a, ExprPtr b) { return call(Intrinsic::Add, {std::move(a), std::move(b)}); }
 ExprPtr sub(ExprPtr a, ExprPtr b) { return call(Intrinsic::Sub, {std::move(a), std::move(b)}); }
 ExprPtr mul(ExprPtr a, ExprPtr b) { return call(Intrinsic::Mul, {std::move(a), std::move(b)}); }
@@ -47,10 +49,10 @@ bool same_dims(const Dims &a, const Dims &b) {
 }
 PolyPtr to_poly(const ExprPtr &e) {
   switch (e->kind) {
-  case Expr::Kind::Int: return Poly::make_int(e->int_value);
-  case Expr::Kind::Ref: return Poly::make_name(e->name);
-  case Expr::Kind::Float: return nullptr;
-  case Expr::Kind::Call: break;
+    case Expr::Kind::Int: return Poly::make_int(e->int_value);
+    case Expr::Kind::Ref: return Poly::make_name(e->name);
+    case Expr::Kind::Float: return nullptr;
+    case Expr::Kind::Call: break;
   }
   std::vector<PolyPtr> a;
   for (const auto &x : e->args) {
@@ -58,13 +60,13 @@ PolyPtr to_poly(const ExprPtr &e) {
     if (!a.back()) return nullptr;
   }
   switch (e->op) {
-  case Intrinsic::Ident: return a[0];
-  case Intrinsic::Neg: return Poly::make_unary(Poly::Kind::Neg, a[0]);
-  case Intrinsic::Add: return Poly::make_binary(Poly::Kind::Add, a[0], a[1]);
-  case Intrinsic::Sub: return Poly::make_binary(Poly::Kind::Sub, a[0], a[1]);
-  case Intrinsic::Mul: return Poly::make_binary(Poly::Kind::Mul, a[0], a[1]);
-  case Intrinsic::Div: return Poly::make_binary(Poly::Kind::Div, a[0], a[1]);
-  default: return nullptr;
+    case Intrinsic::Ident: return a[0];
+    case Intrinsic::Neg: return Poly::make_unary(Poly::Kind::Neg, a[0]);
+    case Intrinsic::Add: return Poly::make_binary(Poly::Kind::Add, a[0], a[1]);
+    case Intrinsic::Sub: return Poly::make_binary(Poly::Kind::Sub, a[0], a[1]);
+    case Intrinsic::Mul: return Poly::make_binary(Poly::Kind::Mul, a[0], a[1]);
+    case Intrinsic::Div: return Poly::make_binary(Poly::Kind::Div, a[0], a[1]);
+    default: return nullptr;
   }
 }
 }  // namespace ex
@@ -84,8 +86,8 @@ ExprPtr broadcast_dim(const ExprPtr &a, const ExprPtr &b) {
   if (tile::structurally_equal(a, b) || ex::is_int(b, 1)) return a;
   if (ex::is_int(a, 1)) return b;
   if (a->kind == Expr::Kind::Int && b->kind == Expr::Kind::Int)
-    throw tile::Error("error: cannot broadcast dimensions " + std::to_string(a->int_value) + " and " +
-                      std::to_string(b->int_value));
+    throw tile::Error("error: cannot broadcast dimensions " + std::to_string(a->int_value) +
+                      " and " + std::to_string(b->int_value));
   return ex::call(Intrinsic::Max, {a, b});
 }
 
@@ -110,13 +112,15 @@ PolyPtr stretch_coefficient(const ExprPtr &d) {
   }
   PolyPtr p = ex::to_poly(d);
   if (!p) return nullptr;
-  return Poly::make_binary(Poly::Kind::Div, Poly::make_binary(Poly::Kind::Mul, Poly::make_int(2), p),
+  return Poly::make_binary(Poly::Kind::Div,
+                           Poly::make_binary(Poly::Kind::Mul, Poly::make_int(2), p),
                            Poly::make_binary(Poly::Kind::Add, p, Poly::make_int(2)));
 }
 
 }  // namespace
 
-GradientBuilder::GradientBuilder(const tile::Program &src, const std::map<std::string, Kind> &input_kinds)
+GradientBuilder::GradientBuilder(const tile::Program &src,
+                                 const std::map<std::string, Kind> &input_kinds)
     : src_(src) {
   for (const auto &in : src.inputs) {
     used_.insert(in.name);
@@ -125,7 +129,8 @@ GradientBuilder::GradientBuilder(const tile::Program &src, const std::map<std::s
     auto k = input_kinds.find(in.name);
     kinds_[in.name] = k == input_kinds.end() ? Kind::Unknown : k->second;
     Dims dims;
-    for (const auto &d : in.dims) dims.push_back(d.name.empty() ? ex::int_lit(d.size) : ex::ref(d.name));
+    for (const auto &d : in.dims)
+      dims.push_back(d.name.empty() ? ex::int_lit(d.size) : ex::ref(d.name));
     dims_[in.name] = dims;
     if (!in.has_dims) unshaped_.insert(in.name);
   }
@@ -152,9 +157,12 @@ void GradientBuilder::infer_source() {
       const auto &c = s.contraction();
       dims_[s.output] = c.sizes;
       Kind k = kind(c.inputs[0].tensor);
-      if (c.comb == tile::CombOp::Eq) k = Kind::Bool;
-      else if (c.comb == tile::CombOp::Cond) k = kind(c.inputs[2].tensor);
-      else if (c.inputs.size() == 2) k = promote_kind(k, kind(c.inputs[1].tensor));
+      if (c.comb == tile::CombOp::Eq)
+        k = Kind::Bool;
+      else if (c.comb == tile::CombOp::Cond)
+        k = kind(c.inputs[2].tensor);
+      else if (c.inputs.size() == 2)
+        k = promote_kind(k, kind(c.inputs[1].tensor));
       kinds_[s.output] = k;
       continue;
     }
@@ -172,43 +180,43 @@ void GradientBuilder::infer_source() {
 Dims GradientBuilder::special_shape(const ExprPtr &e) const {
   auto arg_dims = [&](size_t i) { return shape_of(e->args[i]); };
   switch (e->op) {
-  case Intrinsic::Gather: {
-    Dims x = arg_dims(0), out = arg_dims(1);
-    if (!x.empty()) out.insert(out.end(), x.begin() + 1, x.end());
-    return out;
-  }
-  case Intrinsic::Scatter: return arg_dims(2);
-  case Intrinsic::Shape: return {ex::int_lit(static_cast<int64_t>(arg_dims(0).size()))};
-  case Intrinsic::Reshape:
-  case Intrinsic::PrngStep: return Dims(e->args.begin() + 1, e->args.end());
-  case Intrinsic::Index:
-  case Intrinsic::PrngValue: return arg_dims(0);
-  default: return {};
+    case Intrinsic::Gather: {
+      Dims x = arg_dims(0), out = arg_dims(1);
+      if (!x.empty()) out.insert(out.end(), x.begin() + 1, x.end());
+      return out;
+    }
+    case Intrinsic::Scatter: return arg_dims(2);
+    case Intrinsic::Shape: return {ex::int_lit(static_cast<int64_t>(arg_dims(0).size()))};
+    case Intrinsic::Reshape:
+    case Intrinsic::PrngStep: return Dims(e->args.begin() + 1, e->args.end());
+    case Intrinsic::Index:
+    case Intrinsic::PrngValue: return arg_dims(0);
+    default: return {};
   }
 }
 
 Kind GradientBuilder::special_kind(const ExprPtr &e) const {
   switch (e->op) {
-  case Intrinsic::Gather:
-  case Intrinsic::Scatter:
-  case Intrinsic::Reshape: return kind_of(e->args[0]);
-  case Intrinsic::PrngValue: return Kind::Float;
-  default: return Kind::Int;
+    case Intrinsic::Gather:
+    case Intrinsic::Scatter:
+    case Intrinsic::Reshape: return kind_of(e->args[0]);
+    case Intrinsic::PrngValue: return Kind::Float;
+    default: return Kind::Int;
   }
 }
 
-// The shapes of the statements inline_builtin writes: softmax divides X by a column of one value per
-// row (X2 rows), binary crossentropy broadcasts its two tensors, reverse_grad copies X.
+// The shapes of the statements inline_builtin writes: softmax divides X by a column of one value
+// per row (X2 rows), binary crossentropy broadcasts its two tensors, reverse_grad copies X.
 Dims GradientBuilder::builtin_shape(const tile::BuiltinCall &call) const {
   const Dims &x = dims(call.args[0]->name);
   switch (call.fn) {
-  case tile::Builtin::Softmax:
-  case tile::Builtin::LogSoftmax:
-    // A literal row count other than 1 stays (any other X2 than it or 1 does not bind).
-    if (x.size() == 2 && x[0]->kind == Expr::Kind::Int && x[0]->int_value != 1) return x;
-    return broadcast(x, {call.args[1], ex::int_lit(1)});
-  case tile::Builtin::BinaryCrossentropy: return broadcast(x, dims(call.args[1]->name));
-  case tile::Builtin::ReverseGrad: return x;
+    case tile::Builtin::Softmax:
+    case tile::Builtin::LogSoftmax:
+      // A literal row count other than 1 stays (any other X2 than it or 1 does not bind).
+      if (x.size() == 2 && x[0]->kind == Expr::Kind::Int && x[0]->int_value != 1) return x;
+      return broadcast(x, {call.args[1], ex::int_lit(1)});
+    case tile::Builtin::BinaryCrossentropy: return broadcast(x, dims(call.args[1]->name));
+    case tile::Builtin::ReverseGrad: return x;
   }
   return x;
 }
@@ -224,7 +232,8 @@ const Dims &GradientBuilder::dims(const std::string &name) const {
   if (unshaped_.count(name)) {
     const tile::Input *in = src_.find_input(name);
     tile::user_error(src_.source, in ? in->range : tile::SourceRange{},
-                     "autodiff needs the dimensions of input '" + name + "' (declare it as " + name + "[...])");
+                     "autodiff needs the dimensions of input '" + name + "' (declare it as " +
+                         name + "[...])");
   }
   return it->second;
 }
@@ -236,14 +245,15 @@ Kind GradientBuilder::kind(const std::string &name) const {
 
 Dims GradientBuilder::shape_of(const ExprPtr &e) const {
   switch (e->kind) {
-  case Expr::Kind::Int:
-  case Expr::Kind::Float: return {};
-  case Expr::Kind::Ref: return is_tensor(e->name) ? dims(e->name) : Dims{};
-  case Expr::Kind::Call: break;
+    case Expr::Kind::Int:
+    case Expr::Kind::Float: return {};
+    case Expr::Kind::Ref: return is_tensor(e->name) ? dims(e->name) : Dims{};
+    case Expr::Kind::Call: break;
   }
   if (tile::is_special(e->op)) return special_shape(e);
   auto info = tile::intrinsic_info(e->op);
-  size_t n = info.kind == IntrinsicKind::Cast ? 1 : e->args.size();  // a cast's bit width is no tensor
+  size_t n =
+      info.kind == IntrinsicKind::Cast ? 1 : e->args.size();  // a cast's bit width is no tensor
   Dims out;
   for (size_t i = 0; i < n; ++i) out = broadcast(out, shape_of(e->args[i]));
   return out;
@@ -251,23 +261,25 @@ Dims GradientBuilder::shape_of(const ExprPtr &e) const {
 
 Kind GradientBuilder::kind_of(const ExprPtr &e) const {
   switch (e->kind) {
-  case Expr::Kind::Int: return Kind::Int;
-  case Expr::Kind::Float: return Kind::Float;
-  case Expr::Kind::Ref: return kind(e->name);
-  case Expr::Kind::Call: break;
+    case Expr::Kind::Int: return Kind::Int;
+    case Expr::Kind::Float: return Kind::Float;
+    case Expr::Kind::Ref: return kind(e->name);
+    case Expr::Kind::Call: break;
   }
   if (tile::is_special(e->op)) return special_kind(e);
   switch (tile::intrinsic_info(e->op).kind) {
-  case IntrinsicKind::Compare: return Kind::Bool;
-  case IntrinsicKind::FloatMath: return Kind::Float;
-  case IntrinsicKind::Cast:
-    return e->op == Intrinsic::AsFloat ? Kind::Float : e->op == Intrinsic::AsBool ? Kind::Bool : Kind::Int;
-  case IntrinsicKind::Select: return promote_kind(kind_of(e->args[1]), kind_of(e->args[2]));
-  default: {
-    Kind k = kind_of(e->args[0]);
-    for (size_t i = 1; i < e->args.size(); ++i) k = promote_kind(k, kind_of(e->args[i]));
-    return k;
-  }
+    case IntrinsicKind::Compare: return Kind::Bool;
+    case IntrinsicKind::FloatMath: return Kind::Float;
+    case IntrinsicKind::Cast:
+      return e->op == Intrinsic::AsFloat  ? Kind::Float
+             : e->op == Intrinsic::AsBool ? Kind::Bool
+                                          : Kind::Int;
+    case IntrinsicKind::Select: return promote_kind(kind_of(e->args[1]), kind_of(e->args[2]));
+    default: {
+      Kind k = kind_of(e->args[0]);
+      for (size_t i = 1; i < e->args.size(); ++i) k = promote_kind(k, kind_of(e->args[i]));
+      return k;
+    }
   }
 }
 
@@ -291,7 +303,8 @@ void GradientBuilder::declare(const std::string &name, Dims d, Kind k) {
   kinds_[name] = k;
 }
 
-std::string GradientBuilder::emit(const ExprPtr &e, const std::string &hint, const std::string &name) {
+std::string GradientBuilder::emit(const ExprPtr &e, const std::string &hint,
+                                  const std::string &name) {
   std::string out = name.empty() ? fresh(hint) : name;
   used_.insert(out);
   Dims d = shape_of(e);
@@ -304,12 +317,15 @@ std::string GradientBuilder::emit(const ExprPtr &e, const std::string &hint, con
   return out;
 }
 
-std::string GradientBuilder::emit(tile::Contraction c, const std::string &hint, const std::string &name) {
+std::string GradientBuilder::emit(tile::Contraction c, const std::string &hint,
+                                  const std::string &name) {
   std::string out = name.empty() ? fresh(hint) : name;
   c.output.tensor = out;
   Kind k = kind(c.inputs[0].tensor);
-  if (c.comb == tile::CombOp::Cond) k = kind(c.inputs[2].tensor);
-  else if (c.inputs.size() == 2) k = promote_kind(k, kind(c.inputs[1].tensor));
+  if (c.comb == tile::CombOp::Cond)
+    k = kind(c.inputs[2].tensor);
+  else if (c.inputs.size() == 2)
+    k = promote_kind(k, kind(c.inputs[1].tensor));
   Dims d = c.sizes;
   tile::Statement s;
   s.output = out;
@@ -324,7 +340,8 @@ std::string GradientBuilder::name_of(const ExprPtr &e, const std::string &hint) 
   return emit(e, hint);
 }
 
-ExprPtr GradientBuilder::unbroadcast(const ExprPtr &g, const Dims &from, const Dims &to, const std::string &hint) {
+ExprPtr GradientBuilder::unbroadcast(const ExprPtr &g, const Dims &from, const Dims &to,
+                                     const std::string &hint) {
   if (ex::same_dims(from, to)) return g;
   TESSERA_INTERNAL_ASSERT(from.size() >= to.size(), "unbroadcast to a larger rank");
   std::string t = name_of(g, hint);
@@ -349,7 +366,8 @@ ExprPtr GradientBuilder::unbroadcast(const ExprPtr &g, const Dims &from, const D
     } else {
       PolyPtr coeff = stretch_coefficient(td);
       if (!coeff)
-        throw tile::Error("error: autodiff cannot undo broadcasting over the dimension " + tile::print_expr(td));
+        throw tile::Error("error: autodiff cannot undo broadcasting over the dimension " +
+                          tile::print_expr(td));
       c.output.indices.push_back(Poly::make_binary(Poly::Kind::Mul, coeff, idx));
     }
   }
@@ -358,7 +376,9 @@ ExprPtr GradientBuilder::unbroadcast(const ExprPtr &g, const Dims &from, const D
   return ex::ref(emit(std::move(c), hint));
 }
 
-void GradientBuilder::add_grad(const std::string &name, const std::string &grad) { grads_[name].push_back(grad); }
+void GradientBuilder::add_grad(const std::string &name, const std::string &grad) {
+  grads_[name].push_back(grad);
+}
 
 std::string GradientBuilder::total_grad(const std::string &name) {
   auto it = grads_.find(name);

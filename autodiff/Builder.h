@@ -55,7 +55,8 @@ class GradientBuilder {
   std::string name_of(const tile::ExprPtr &e, const std::string &hint);
 
   /// Sums `g` (an expression of shape `from`) down to `to`, undoing numpy broadcasting.
-  tile::ExprPtr unbroadcast(const tile::ExprPtr &g, const Dims &from, const Dims &to, const std::string &hint);
+  tile::ExprPtr unbroadcast(const tile::ExprPtr &g, const Dims &from, const Dims &to,
+                            const std::string &hint);
 
   /// Adds a gradient contribution (a tensor of `name`'s shape) to value `name`.
   void add_grad(const std::string &name, const std::string &grad);

@@ -15,8 +15,7 @@ namespace {
 // Adds `g` to the gradient of tensor argument `arg`, summing away what broadcasting added.
 void give(GradientBuilder &b, const ExprPtr &arg, const ExprPtr &g) {
   const std::string &x = arg->name;
-  if (!b.active.count(x) || !differentiable(b.kind(x)))
-    return;
+  if (!b.active.count(x) || !differentiable(b.kind(x))) return;
   std::string hint = "d" + x;
   b.add_grad(x, b.name_of(b.unbroadcast(g, b.shape_of(g), b.dims(x), hint), hint));
 }
@@ -64,19 +63,15 @@ void reverse_grad_rule(GradientBuilder &b, const tile::Statement &s, const std::
   give(b, a[0], mul(neg(a[1]), ex::ref(d_out)));
 }
 
-} // namespace
+}  // namespace
 
 void builtin_rule(GradientBuilder &b, const tile::Statement &s, const std::string &d_out) {
   switch (s.builtin().fn) {
-  case Builtin::Softmax:
-    return softmax_rule(b, s, d_out);
-  case Builtin::LogSoftmax:
-    return logsoftmax_rule(b, s, d_out);
-  case Builtin::BinaryCrossentropy:
-    return binary_crossentropy_rule(b, s, d_out);
-  case Builtin::ReverseGrad:
-    return reverse_grad_rule(b, s, d_out);
+    case Builtin::Softmax: return softmax_rule(b, s, d_out);
+    case Builtin::LogSoftmax: return logsoftmax_rule(b, s, d_out);
+    case Builtin::BinaryCrossentropy: return binary_crossentropy_rule(b, s, d_out);
+    case Builtin::ReverseGrad: return reverse_grad_rule(b, s, d_out);
   }
 }
 
-} // namespace tessera::autodiff
+}  // namespace tessera::autodiff

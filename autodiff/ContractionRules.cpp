@@ -20,7 +20,9 @@ Access with_tensor(Access a, const std::string &tensor) {
   return a;
 }
 
-Access out_access(const Contraction &c, const std::string &tensor) { return with_tensor(c.output, tensor); }
+Access out_access(const Contraction &c, const std::string &tensor) {
+  return with_tensor(c.output, tensor);
+}
 
 // 0 <= poly < dim for every index of an access the new contraction no longer reads, so that it
 // sums over exactly the forward contraction's points.
@@ -82,8 +84,9 @@ void sum_of_sum_rule(GradientBuilder &b, const tile::Statement &s, const std::st
 void max_min_rule(GradientBuilder &b, const tile::Statement &s, const std::string &d_out) {
   const Contraction &c = s.contraction();
   if (c.comb != CombOp::None)
-    tile::user_error(b.source().source, s.range,
-                     "autodiff: a max or min contraction over a combination is not differentiable here");
+    tile::user_error(
+        b.source().source, s.range,
+        "autodiff: a max or min contraction over a combination is not differentiable here");
   if (!wants(b, c.inputs[0].tensor)) return;
   Contraction g = grad_contraction(b, c, 0);
   g.comb = CombOp::Cond;
@@ -94,8 +97,9 @@ void max_min_rule(GradientBuilder &b, const tile::Statement &s, const std::strin
 void product_rule(GradientBuilder &b, const tile::Statement &s, const std::string &d_out) {
   const Contraction &c = s.contraction();
   if (c.comb != CombOp::None)
-    tile::user_error(b.source().source, s.range,
-                     "autodiff: a product contraction over a combination is not differentiable here");
+    tile::user_error(
+        b.source().source, s.range,
+        "autodiff: a product contraction over a combination is not differentiable here");
   const Access &in = c.inputs[0];
   if (!wants(b, in.tensor)) return;
   std::string h = "d" + in.tensor;
@@ -112,8 +116,10 @@ void product_rule(GradientBuilder &b, const tile::Statement &s, const std::strin
   ExprPtr zeros = ex::ref(b.emit(zc, h)), prod = ex::ref(b.emit(pc, h));
   ExprPtr g_prod = ex::mul(ex::ref(d_out), prod);
   // No zero: dI = dO * P / I. One zero: only that element gets dO * P. Two or more: nothing.
-  std::string g0 = b.emit(ex::select(ex::call(Intrinsic::CmpEq, {zeros, ex::int_lit(0)}), g_prod, ex::int_lit(0)), h);
-  std::string g1 = b.emit(ex::select(ex::call(Intrinsic::CmpEq, {zeros, ex::int_lit(1)}), g_prod, ex::int_lit(0)), h);
+  std::string g0 = b.emit(
+      ex::select(ex::call(Intrinsic::CmpEq, {zeros, ex::int_lit(0)}), g_prod, ex::int_lit(0)), h);
+  std::string g1 = b.emit(
+      ex::select(ex::call(Intrinsic::CmpEq, {zeros, ex::int_lit(1)}), g_prod, ex::int_lit(0)), h);
   std::string inv = b.emit(ex::select(is_zero, ex::int_lit(0), ex::div(ex::int_lit(1), x)), h);
   std::string at_zero = b.emit(ex::select(is_zero, ex::ref(nonzero), ex::int_lit(0)), h);
   Contraction d0 = grad_contraction(b, c, 0), d1 = grad_contraction(b, c, 0);
@@ -161,13 +167,13 @@ void contraction_rule(GradientBuilder &b, const tile::Statement &s, const std::s
   if (c.comb == CombOp::Eq) return;  // bool result: not differentiable
   if (c.comb == CombOp::Cond) return ternary_rule(b, s, d_out);
   switch (c.agg) {
-  case AggOp::Sum:
-  case AggOp::Assign:
-    if (c.comb == CombOp::Add) return sum_of_sum_rule(b, s, d_out);
-    return sum_rule(b, s, d_out);
-  case AggOp::Max:
-  case AggOp::Min: return max_min_rule(b, s, d_out);
-  case AggOp::Prod: return product_rule(b, s, d_out);
+    case AggOp::Sum:
+    case AggOp::Assign:
+      if (c.comb == CombOp::Add) return sum_of_sum_rule(b, s, d_out);
+      return sum_rule(b, s, d_out);
+    case AggOp::Max:
+    case AggOp::Min: return max_min_rule(b, s, d_out);
+    case AggOp::Prod: return product_rule(b, s, d_out);
   }
 }
 

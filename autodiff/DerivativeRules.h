@@ -31,7 +31,8 @@ void contraction_rule(GradientBuilder &b, const tile::Statement &s, const std::s
 /// Given a call's arguments `a`, its value `y` and its gradient `g` (the call's broadcast shape),
 /// the gradient for each argument before unbroadcasting; null for none (not differentiable).
 using ElementwiseRule = std::vector<tile::ExprPtr> (*)(const std::vector<tile::ExprPtr> &a,
-                                                        const tile::ExprPtr &y, const tile::ExprPtr &g);
+                                                       const tile::ExprPtr &y,
+                                                       const tile::ExprPtr &g);
 /// The rule for an intrinsic, or null when it is not differentiable (comparisons, bit ops,
 /// integer casts, specials).
 ElementwiseRule elementwise_rule(tile::Intrinsic op);

@@ -13,18 +13,19 @@ namespace {
 
 bool expr_active(const GradientBuilder &b, const ExprPtr &e) {
   switch (e->kind) {
-  case Expr::Kind::Ref: return b.active.count(e->name) != 0;
-  case Expr::Kind::Call:
-    if (!differentiable(b.kind_of(e))) return false;
-    for (const auto &a : e->args)
-      if (expr_active(b, a)) return true;
-    return false;
-  default: return false;
+    case Expr::Kind::Ref: return b.active.count(e->name) != 0;
+    case Expr::Kind::Call:
+      if (!differentiable(b.kind_of(e))) return false;
+      for (const auto &a : e->args)
+        if (expr_active(b, a)) return true;
+      return false;
+    default: return false;
   }
 }
 
 // `g` is the gradient of `node` (whose value is `y`), already of node's shape.
-void backprop(GradientBuilder &b, const ExprPtr &node, const ExprPtr &y, const ExprPtr &g, const std::string &hint) {
+void backprop(GradientBuilder &b, const ExprPtr &node, const ExprPtr &y, const ExprPtr &g,
+              const std::string &hint) {
   if (!expr_active(b, node)) return;
   if (node->kind == Expr::Kind::Ref) {
     if (differentiable(b.kind(node->name))) b.add_grad(node->name, b.name_of(g, "d" + node->name));
@@ -55,27 +56,28 @@ void expression_rule(GradientBuilder &b, const tile::Statement &s, const std::st
     return;
   }
   switch (e->op) {
-  case Intrinsic::Gather: {
-    // Rows gathered several times add up: the gradient is a scatter of dO into X's shape.
-    const ExprPtr &x = e->args[0];
-    ExprPtr dx = ex::call(Intrinsic::Scatter, {g, e->args[1], x});
-    if (expr_active(b, x)) backprop(b, x, x, ex::ref(b.emit(dx, hint)), hint);
-    return;
-  }
-  case Intrinsic::Scatter: {
-    const ExprPtr &x = e->args[0];
-    ExprPtr dx = ex::call(Intrinsic::Gather, {g, e->args[1]});
-    if (expr_active(b, x)) backprop(b, x, x, ex::ref(b.emit(dx, hint)), hint);
-    return;
-  }
-  case Intrinsic::Reshape: {
-    const ExprPtr &x = e->args[0];
-    std::vector<ExprPtr> args{g};
-    for (const auto &d : b.shape_of(x)) args.push_back(d);
-    if (expr_active(b, x)) backprop(b, x, x, ex::ref(b.emit(ex::call(Intrinsic::Reshape, args), hint)), hint);
-    return;
-  }
-  default: return;  // shape, index, prng_*: integer or random values, not differentiable
+    case Intrinsic::Gather: {
+      // Rows gathered several times add up: the gradient is a scatter of dO into X's shape.
+      const ExprPtr &x = e->args[0];
+      ExprPtr dx = ex::call(Intrinsic::Scatter, {g, e->args[1], x});
+      if (expr_active(b, x)) backprop(b, x, x, ex::ref(b.emit(dx, hint)), hint);
+      return;
+    }
+    case Intrinsic::Scatter: {
+      const ExprPtr &x = e->args[0];
+      ExprPtr dx = ex::call(Intrinsic::Gather, {g, e->args[1]});
+      if (expr_active(b, x)) backprop(b, x, x, ex::ref(b.emit(dx, hint)), hint);
+      return;
+    }
+    case Intrinsic::Reshape: {
+      const ExprPtr &x = e->args[0];
+      std::vector<ExprPtr> args{g};
+      for (const auto &d : b.shape_of(x)) args.push_back(d);
+      if (expr_active(b, x))
+        backprop(b, x, x, ex::ref(b.emit(ex::call(Intrinsic::Reshape, args), hint)), hint);
+      return;
+    }
+    default: return;  // shape, index, prng_*: integer or random values, not differentiable
   }
 }
 

@@ -98,13 +98,16 @@ ExprPtr zeros_like(GradientBuilder &b, const std::string &x) {
 }  // namespace
 
 Program gradient(const Program &p, const std::string &of, const std::vector<std::string> &wrt,
-                 const GradientOverrides &overrides, const std::map<std::string, tile::DType> &input_types) {
+                 const GradientOverrides &overrides,
+                 const std::map<std::string, tile::DType> &input_types) {
   check_tensor(p, of, "--of");
   if (wrt.empty()) throw tile::Error("error: --wrt names no tensor");
   for (const auto &x : wrt) {
     check_tensor(p, x, "--wrt");
     // d_<of> names the seed input; an output may not be an input, and the answer is the seed.
-    if (x == of) throw tile::Error("error: --wrt '" + x + "' is the --of tensor: its gradient is the seed d_" + of);
+    if (x == of)
+      throw tile::Error("error: --wrt '" + x + "' is the --of tensor: its gradient is the seed d_" +
+                        of);
   }
 
   std::map<std::string, Kind> kinds;
@@ -114,11 +117,13 @@ Program gradient(const Program &p, const std::string &of, const std::vector<std:
 
   if (!differentiable(b.kind(of)))
     tile::user_error(p.source, where(p, of),
-                     "cannot differentiate '" + of + "': it is " + kind_name(b.kind(of)) + " tensor");
+                     "cannot differentiate '" + of + "': it is " + kind_name(b.kind(of)) +
+                         " tensor");
   for (const auto &x : wrt)
     if (!differentiable(b.kind(x)))
       tile::user_error(p.source, where(p, x),
-                       "cannot differentiate with respect to '" + x + "': it is " + kind_name(b.kind(x)) + " tensor");
+                       "cannot differentiate with respect to '" + x + "': it is " +
+                           kind_name(b.kind(x)) + " tensor");
 
   // Active: depends on a wrt name through float values. Needed: `of` depends on it.
   b.active.insert(wrt.begin(), wrt.end());
@@ -171,9 +176,12 @@ Program gradient(const Program &p, const std::string &of, const std::vector<std:
   const Dims &od = b.dims(of);
   for (size_t i = 0; i < od.size(); ++i) {
     tile::InputDim d;
-    if (od[i]->kind == Expr::Kind::Ref) d.name = od[i]->name;
-    else if (od[i]->kind == Expr::Kind::Int) d.size = od[i]->int_value;
-    else d.name = b.fresh("D" + std::to_string(i) + "_" + of);  // a computed size: the seed brings it
+    if (od[i]->kind == Expr::Kind::Ref)
+      d.name = od[i]->name;
+    else if (od[i]->kind == Expr::Kind::Int)
+      d.size = od[i]->int_value;
+    else
+      d.name = b.fresh("D" + std::to_string(i) + "_" + of);  // a computed size: the seed brings it
     seed_in.dims.push_back(d);
   }
   out.inputs.push_back(seed_in);

@@ -23,7 +23,9 @@ int64_t mod4(int64_t v) { return (v % 4 + 4) % 4; }
 std::optional<int64_t> residue(const Expr &e) {
   if (auto *i = as<IntImm>(e)) return mod4(i->value);
   if (auto *c = as<Cast>(e))
-    return tile::is_integer(c->type.dtype) && tile::is_integer(c->value->type.dtype) ? residue(c->value) : std::nullopt;
+    return tile::is_integer(c->type.dtype) && tile::is_integer(c->value->type.dtype)
+               ? residue(c->value)
+               : std::nullopt;
   auto *b = as<Binary>(e);
   if (!b) return std::nullopt;
   if (b->op == Op::Shl) {  // by 2 or more (a count past the width gives 0)
@@ -54,7 +56,8 @@ std::pair<Expr, int64_t> split_constant(const Expr &e) {
 
 class CountAligned : public IRVisitor {
  public:
-  explicit CountAligned(const std::function<bool(const std::string &)> &grouped) : grouped_(grouped) {}
+  explicit CountAligned(const std::function<bool(const std::string &)> &grouped)
+      : grouped_(grouped) {}
   int aligned = 0;
   bool nested = false;  // loops or allocations: not copied (copies stay straight-line code)
   using IRVisitor::visit;
@@ -87,7 +90,8 @@ bool independent_updates(const std::vector<Stmt> &stmts) {
   }
   class ReadsOnlyOwn : public IRVisitor {
    public:
-    ReadsOnlyOwn(const std::set<std::pair<std::string, int64_t>> &w, const Store &s) : written(w), self(s) {}
+    ReadsOnlyOwn(const std::set<std::pair<std::string, int64_t>> &w, const Store &s)
+        : written(w), self(s) {}
     const std::set<std::pair<std::string, int64_t>> &written;
     const Store &self;
     bool ok = true;
@@ -117,15 +121,20 @@ std::vector<Stmt> statements(const Stmt &s) {
 
 class UnrollForGroups : public IRMutator {
  public:
-  explicit UnrollForGroups(const std::function<bool(const std::string &)> &grouped) : grouped_(grouped) {}
+  explicit UnrollForGroups(const std::function<bool(const std::string &)> &grouped)
+      : grouped_(grouped) {}
   using IRMutator::visit;
 
   Stmt visit(const For *op, const Stmt &self) override {
     Stmt body = mutate(op->body);
-    Stmt kept = body == op->body ? self : For::make(op->var, op->min, op->extent, op->for_kind, body, op->gpu_dim);
+    Stmt kept = body == op->body
+                    ? self
+                    : For::make(op->var, op->min, op->extent, op->for_kind, body, op->gpu_dim);
     auto *min = as<IntImm>(op->min);
     auto *extent = as<IntImm>(op->extent);
-    if (op->for_kind != ForKind::Serial || !min || !extent || extent->value < 4 || extent->value % 4 != 0) return kept;
+    if (op->for_kind != ForKind::Serial || !min || !extent || extent->value < 4 ||
+        extent->value % 4 != 0)
+      return kept;
     CountAligned before(grouped_);
     before.visit_stmt(body);
     if (before.nested) return kept;
@@ -137,16 +146,19 @@ class UnrollForGroups : public IRMutator {
     bool updates = independent_updates(statements(body));
     int64_t factor = updates && extent->value % 8 == 0 ? 8 : 4;
     Type t = op->min->type;
-    std::string outer = op->var + "#" + std::to_string(factor);  // '#' keeps it apart from the nest's names
-    bool once = extent->value == factor;  // no loop left
-    Expr base = once ? IntImm::make(t, 0) : Binary::make(Op::Mul, Var::make(t, outer), IntImm::make(t, factor));
+    std::string outer =
+        op->var + "#" + std::to_string(factor);  // '#' keeps it apart from the nest's names
+    bool once = extent->value == factor;         // no loop left
+    Expr base = once ? IntImm::make(t, 0)
+                     : Binary::make(Op::Mul, Var::make(t, outer), IntImm::make(t, factor));
     std::vector<Stmt> copies;
     for (int64_t c = 0; c < factor; ++c) {
       Expr value = Binary::make(Op::Add, base, IntImm::make(t, min->value + c));
       copies.push_back(simplify(substitute(body, {{op->var, value}})));
     }
     std::vector<Stmt> order;
-    bool alike = std::all_of(copies.begin(), copies.end(), [&](const Stmt &c) { return statements(c).size() == n; });
+    bool alike = std::all_of(copies.begin(), copies.end(),
+                             [&](const Stmt &c) { return statements(c).size() == n; });
     if (alike && updates) {
       for (size_t i = 0; i < n; ++i)
         for (const auto &copy : copies) order.push_back(statements(copy)[i]);
@@ -158,7 +170,8 @@ class UnrollForGroups : public IRMutator {
     after.visit_stmt(unrolled);
     if (after.aligned <= factor * before.aligned) return kept;
     if (once) return unrolled;
-    return For::make(outer, IntImm::make(t, 0), IntImm::make(t, extent->value / factor), ForKind::Serial, unrolled);
+    return For::make(outer, IntImm::make(t, 0), IntImm::make(t, extent->value / factor),
+                     ForKind::Serial, unrolled);
   }
 
  private:
@@ -178,7 +191,8 @@ std::optional<AlignedIndex> aligned_index(const Expr &index) {
   return AlignedIndex{first, static_cast<int>(*r)};
 }
 
-Stmt unroll_for_aligned_loads(const Stmt &body, const std::function<bool(const std::string &)> &grouped) {
+Stmt unroll_for_aligned_loads(const Stmt &body,
+                              const std::function<bool(const std::string &)> &grouped) {
   UnrollForGroups u(grouped);
   return u.mutate(body);
 }

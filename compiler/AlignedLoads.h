@@ -28,6 +28,6 @@ std::optional<AlignedIndex> aligned_index(const Expr &index);
 /// copy reads one element of every group and the four copies read the whole group. Loops that
 /// update register accumulators are unrolled by 8 where their extent allows (two groups).
 Stmt unroll_for_aligned_loads(const Stmt &body,
-                                        const std::function<bool(const std::string &)> &grouped);
+                              const std::function<bool(const std::string &)> &grouped);
 
 }  // namespace tessera::compiler

@@ -35,9 +35,9 @@ Expr convert(Expr e, Type t) {
 struct Plan {
   const ContractionNest &n;
   Schedule s;
-  std::vector<int64_t> tile;      // effective tile per output index (1 = untiled)
+  std::vector<int64_t> tile;  // effective tile per output index (1 = untiled)
   std::vector<int> out_order, red_order, point_order;
-  std::map<std::string, Expr> defs;  // index name -> expression of loop vars
+  std::map<std::string, Expr> defs;   // index name -> expression of loop vars
   std::vector<bool> defined_outside;  // output index fixed by the tile loops
 };
 
@@ -66,7 +66,6 @@ Schedule normalized(const ContractionNest &n, Schedule s) {
   return s;
 }
 
-
 // ---- Packing the vector operand's panel -------------------------------------------------------
 
 // A kernel-local copy of the vector operand's panel for one vector tile: laid out [reduction
@@ -79,15 +78,18 @@ struct Pack {
   Expr value;  // n.value reading the panel
 };
 
-std::optional<Pack> plan_pack(const ContractionNest &n, const Schedule &s, const std::vector<int64_t> &tile,
-                              const std::vector<int> &outs, const std::vector<int> &reds, const Expr &v_inner) {
+std::optional<Pack> plan_pack(const ContractionNest &n, const Schedule &s,
+                              const std::vector<int64_t> &tile, const std::vector<int> &outs,
+                              const std::vector<int> &reds, const Expr &v_inner) {
   int v = s.vector_index;
   if (v < 0 || reds.empty() || !n.divisibility.empty() || outs.empty()) return std::nullopt;
-  // The vector tile loop must be the outermost loop that iterates, with row tiles inside it to reuse the panel.
+  // The vector tile loop must be the outermost loop that iterates, with row tiles inside it to
+  // reuse the panel.
   int64_t reuse = 1;
   bool first = true;
   for (int j : outs) {
-    int64_t count = tile[j] > 1 ? (n.indices[j].extent + tile[j] - 1) / tile[j] : n.indices[j].extent;
+    int64_t count =
+        tile[j] > 1 ? (n.indices[j].extent + tile[j] - 1) / tile[j] : n.indices[j].extent;
     if (j == v) {
       first = false;
       continue;
@@ -102,14 +104,18 @@ std::optional<Pack> plan_pack(const ContractionNest &n, const Schedule &s, const
     const Load *l = packable.load;
     int64_t points = 1;
     for (int j : packable.mine) points *= n.indices[j].extent;
-    if (points * T * static_cast<int64_t>(tile::dtype_size(l->type.dtype)) > kMaxPanelBytes) continue;
+    if (points * T * static_cast<int64_t>(tile::dtype_size(l->type.dtype)) > kMaxPanelBytes)
+      continue;
 
     Pack p;
     p.buffer = "pack_" + l->buffer;
     p.type = l->type;
     p.size = points * T;
-    p.fill = panel_fill(n, v, packable, p.buffer, T, s.vector_width, bin(Op::Add, imm(vx.lo), bin(Op::Mul, var(vx.name + "_o"), imm(T))));
-    p.value = replace_load(n.value, l, Load::make(l->type, p.buffer, bin(Op::Add, panel_offset(n, packable, T), v_inner)));
+    p.fill = panel_fill(n, v, packable, p.buffer, T, s.vector_width,
+                        bin(Op::Add, imm(vx.lo), bin(Op::Mul, var(vx.name + "_o"), imm(T))));
+    p.value = replace_load(
+        n.value, l,
+        Load::make(l->type, p.buffer, bin(Op::Add, panel_offset(n, packable, T), v_inner)));
     return p;
   }
   return std::nullopt;
@@ -130,11 +136,14 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
   Schedule s = normalized(n, schedule);
   size_t k = n.indices.size(), r = n.outputs();
   std::vector<int64_t> tile(k, 1);
-  for (size_t j = 0; j < r; ++j) tile[j] = std::min(s.tile_sizes[j], std::max<int64_t>(n.indices[j].extent, 1));
+  for (size_t j = 0; j < r; ++j)
+    tile[j] = std::min(s.tile_sizes[j], std::max<int64_t>(n.indices[j].extent, 1));
   std::vector<int> outs, reds, points;
   for (int j : s.loop_order) {
-    if (n.indices[j].output) outs.push_back(j);
-    else reds.push_back(j);
+    if (n.indices[j].output)
+      outs.push_back(j);
+    else
+      reds.push_back(j);
   }
   for (int j : outs)
     if (tile[j] > 1 && j != s.vector_index) points.push_back(j);
@@ -149,14 +158,17 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
   for (auto it = points.rbegin(); it != points.rend(); ++it) {
     const NestIndex &ix = n.indices[*it];
     Expr inner = *it == s.vector_index && tile[*it] > s.vector_width
-                     ? bin(Op::Add, bin(Op::Mul, var(ix.name + "_u"), imm(s.vector_width)), var(ix.name + "_v"))
+                     ? bin(Op::Add, bin(Op::Mul, var(ix.name + "_u"), imm(s.vector_width)),
+                           var(ix.name + "_v"))
                  : *it == s.vector_index ? var(ix.name + "_v")
                                          : var(ix.name + "_i");
     acc_index = bin(Op::Add, bin(Op::Mul, inner, imm(acc_size)), acc_index);
     acc_size *= tile[*it];
-    defs[ix.name] = bin(Op::Add, imm(ix.lo), bin(Op::Add, bin(Op::Mul, var(ix.name + "_o"), imm(tile[*it])), inner));
+    defs[ix.name] = bin(Op::Add, imm(ix.lo),
+                        bin(Op::Add, bin(Op::Mul, var(ix.name + "_o"), imm(tile[*it])), inner));
     if (*it == s.vector_index) v_inner = inner;
-    if (ix.extent % tile[*it] != 0) tail = conj(tail, bin(Op::LT, var(ix.name), imm(ix.lo + ix.extent)));
+    if (ix.extent % tile[*it] != 0)
+      tail = conj(tail, bin(Op::LT, var(ix.name), imm(ix.lo + ix.extent)));
   }
   auto wrap_points = [&](Stmt body) {
     for (auto it = points.rbegin(); it != points.rend(); ++it) {
@@ -164,10 +176,12 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
       if (*it == s.vector_index) {
         body = For::make(ix.name + "_v", imm(0), imm(s.vector_width), ForKind::Vectorized, body);
         if (tile[*it] > s.vector_width)
-          body = For::make(ix.name + "_u", imm(0), imm(tile[*it] / s.vector_width), ForKind::Unrolled, body);
+          body = For::make(ix.name + "_u", imm(0), imm(tile[*it] / s.vector_width),
+                           ForKind::Unrolled, body);
         continue;
       }
-      body = For::make(ix.name + "_i", imm(0), imm(tile[*it]), tile[*it] <= 16 ? ForKind::Unrolled : ForKind::Serial, body);
+      body = For::make(ix.name + "_i", imm(0), imm(tile[*it]),
+                       tile[*it] <= 16 ? ForKind::Unrolled : ForKind::Serial, body);
     }
     return body;
   };
@@ -179,13 +193,15 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
     return n.epilogue ? substitute(n.epilogue, {{kAccName, v}}) : v;
   };
   Expr unwritten = n.unwritten ? n.unwritten : convert(IntImm::make(Type::i32(), 0), n.result_type);
-  if (tile::is_float(n.result_type.dtype) && !n.unwritten) unwritten = FloatImm::make(n.result_type, 0);
+  if (tile::is_float(n.result_type.dtype) && !n.unwritten)
+    unwritten = FloatImm::make(n.result_type, 0);
 
   Stmt inner;
   std::optional<Pack> pack;
   bool direct = reds.empty() && n.guards.empty() && n.divisibility.empty() && !n.empty;
   if (n.empty) {
-    inner = wrap_points(guarded(tail, Store::make(n.out_buffer, n.out_index, result_of(convert(unwritten, acc_t)))));
+    inner = wrap_points(guarded(
+        tail, Store::make(n.out_buffer, n.out_index, result_of(convert(unwritten, acc_t)))));
   } else if (direct) {
     inner = wrap_points(guarded(tail, Store::make(n.out_buffer, n.out_index, result_of(n.value))));
   } else {
@@ -212,11 +228,13 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
           std::vector<int64_t> neg(rest.size());
           for (size_t m = 0; m < rest.size(); ++m) neg[m] = -rest[m];
           Expr num = linear_expr(neg, -q.constant + c - 1, n.indices);
-          lo = bin(Op::Max, lo, c == 1 ? linear_expr(neg, -q.constant, n.indices) : bin(Op::Div, num, imm(c)));
+          lo = bin(Op::Max, lo,
+                   c == 1 ? linear_expr(neg, -q.constant, n.indices) : bin(Op::Div, num, imm(c)));
         } else {  // x <= floor(rest / -c)
           // end = floor(rest / -c) + 1 = floor((rest - c) / -c).
-          end = bin(Op::Min, end, -c == 1 ? linear_expr(rest, q.constant + 1, n.indices)
-                                          : bin(Op::Div, linear_expr(rest, q.constant - c, n.indices), imm(-c)));
+          end = bin(Op::Min, end,
+                    -c == 1 ? linear_expr(rest, q.constant + 1, n.indices)
+                            : bin(Op::Div, linear_expr(rest, q.constant - c, n.indices), imm(-c)));
         }
       }
       defined[j] = true;
@@ -224,22 +242,34 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
     }
     Expr cond = tail;
     for (size_t g = 0; g < n.guards.size(); ++g)
-      if (!used[g]) cond = conj(cond, bin(Op::GE, linear_expr(n.guards[g].coeffs, n.guards[g].constant, n.indices), imm(0)));
+      if (!used[g])
+        cond =
+            conj(cond, bin(Op::GE, linear_expr(n.guards[g].coeffs, n.guards[g].constant, n.indices),
+                           imm(0)));
     for (const auto &d : n.divisibility)
-      cond = conj(cond, bin(Op::EQ, bin(Op::Mod, linear_expr(d.coeffs, d.constant, n.indices), imm(d.modulus)), imm(0)));
+      cond =
+          conj(cond, bin(Op::EQ,
+                         bin(Op::Mod, linear_expr(d.coeffs, d.constant, n.indices), imm(d.modulus)),
+                         imm(0)));
 
     Expr acc_load = Load::make(acc_t, "acc", acc_index);
-    std::vector<Stmt> init = {Store::make("acc", acc_index, identity_of(n.agg == tile::AggOp::Assign ? tile::AggOp::Sum : n.agg, acc_t))};
-    if (allow_pack && s.vector_index >= 0 && tile[s.vector_index] < n.indices[s.vector_index].extent) pack = plan_pack(n, s, tile, outs, reds, v_inner);
+    std::vector<Stmt> init = {
+        Store::make("acc", acc_index,
+                    identity_of(n.agg == tile::AggOp::Assign ? tile::AggOp::Sum : n.agg, acc_t))};
+    if (allow_pack && s.vector_index >= 0 &&
+        tile[s.vector_index] < n.indices[s.vector_index].extent)
+      pack = plan_pack(n, s, tile, outs, reds, v_inner);
     Expr value = pack ? pack->value : n.value;
     std::vector<Stmt> update = {Store::make("acc", acc_index, aggregate(n.agg, acc_load, value))};
-    if (n.agg == tile::AggOp::Assign && n.unwritten) init = {Store::make("acc", acc_index, convert(n.unwritten, acc_t))};
+    if (n.agg == tile::AggOp::Assign && n.unwritten)
+      init = {Store::make("acc", acc_index, convert(n.unwritten, acc_t))};
     Expr final_value = acc_load;
     if (flag) {
       Expr yes = IntImm::make(Type::boolean(), 1), no = IntImm::make(Type::boolean(), 0);
       init.push_back(Store::make("written", acc_index, no));
       update.push_back(Store::make("written", acc_index, yes));
-      final_value = Select::make(Load::make(Type::boolean(), "written", acc_index), acc_load, convert(unwritten, acc_t));
+      final_value = Select::make(Load::make(Type::boolean(), "written", acc_index), acc_load,
+                                 convert(unwritten, acc_t));
     }
     Stmt reduce = wrap_points(guarded(cond, Block::make(update)));
     for (size_t m = reds.size(); m-- > 0;) {
@@ -248,7 +278,8 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
       if (as<IntImm>(simplify(lo)) && as<IntImm>(simplify(end))) extent = bin(Op::Sub, end, lo);
       reduce = For::make(n.indices[reds[m]].name, lo, extent, ForKind::Serial, reduce);
     }
-    Stmt store = wrap_points(guarded(tail, Store::make(n.out_buffer, n.out_index, result_of(final_value))));
+    Stmt store =
+        wrap_points(guarded(tail, Store::make(n.out_buffer, n.out_index, result_of(final_value))));
     inner = Block::make({wrap_points(Block::make(init)), reduce, store});
     if (flag) inner = Allocate::make("written", Type::boolean(), acc_size, false, inner);
     inner = Allocate::make("acc", acc_t, acc_size, false, inner);
@@ -258,16 +289,20 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
   // The first `parallel_loops` tile loops of more than one iteration run in parallel (loops of one
   // iteration disappear, so skipping them keeps a kernel with a unit batch parallel).
   std::vector<int64_t> counts;
-  for (int j : outs) counts.push_back(tile[j] > 1 ? (n.indices[j].extent + tile[j] - 1) / tile[j] : n.indices[j].extent);
+  for (int j : outs)
+    counts.push_back(tile[j] > 1 ? (n.indices[j].extent + tile[j] - 1) / tile[j]
+                                 : n.indices[j].extent);
   std::vector<bool> parallel(outs.size(), false);
   for (size_t m = 0, left = s.parallel_loops; m < outs.size() && left > 0; ++m)
     if (counts[m] > 1) parallel[m] = true, --left;
   for (size_t m = outs.size(); m-- > 0;) {
     const NestIndex &ix = n.indices[outs[m]];
     bool is_tiled = tile[outs[m]] > 1;
-    if (pack && outs[m] == s.vector_index) inner = Allocate::make(pack->buffer, pack->type, pack->size, false, Block::make({pack->fill, inner}));
-    inner = For::make(is_tiled ? ix.name + "_o" : ix.name, imm(is_tiled ? 0 : ix.lo), imm(counts[m]),
-                      parallel[m] ? ForKind::Parallel : ForKind::Serial, inner);
+    if (pack && outs[m] == s.vector_index)
+      inner = Allocate::make(pack->buffer, pack->type, pack->size, false,
+                             Block::make({pack->fill, inner}));
+    inner = For::make(is_tiled ? ix.name + "_o" : ix.name, imm(is_tiled ? 0 : ix.lo),
+                      imm(counts[m]), parallel[m] ? ForKind::Parallel : ForKind::Serial, inner);
   }
   inner = substitute(inner, defs);
   return simplify(vectorize_loops(simplify(inner)));
@@ -282,7 +317,9 @@ bool guards_involve(const ContractionNest &region, size_t j) {
 // Whether an output index other than the vector index is tiled over several points of `region`.
 bool row_blocked(const ContractionNest &region, const Schedule &s) {
   for (size_t j = 0; j < region.outputs(); ++j)
-    if (static_cast<int>(j) != s.vector_index && s.tile_sizes[j] > 1 && region.indices[j].extent > 1) return true;
+    if (static_cast<int>(j) != s.vector_index && s.tile_sizes[j] > 1 &&
+        region.indices[j].extent > 1)
+      return true;
   return false;
 }
 
@@ -300,7 +337,8 @@ Schedule reblocked(const ContractionNest &region, Schedule b, Drop drop) {
     rows = std::max(rows, b.tile_sizes[j]);
     if (drop(j)) b.tile_sizes[j] = 1;
     int64_t e = region.indices[j].extent;
-    if (!drop(j) && !guards_involve(region, j) && e > 1 && (best < 0 || e > region.indices[best].extent))
+    if (!drop(j) && !guards_involve(region, j) && e > 1 &&
+        (best < 0 || e > region.indices[best].extent))
       best = static_cast<int>(j);
   }
   if (row_blocked(region, b) || rows < 2 || best < 0) return b;
@@ -314,7 +352,8 @@ Schedule reblocked(const ContractionNest &region, Schedule b, Drop drop) {
 // (blocked along another index there, else one tile of the remainder), so that no reduction loop
 // carries a tail guard. Only the whole tiles may pack a panel (`pack`): a peeled tail is too thin
 // to repay the copy.
-void peel_tails(const ContractionNest &r, const Schedule &s, std::vector<Stmt> &parts, bool pack = false) {
+void peel_tails(const ContractionNest &r, const Schedule &s, std::vector<Stmt> &parts,
+                bool pack = false) {
   if (s.tile_sizes.size() == r.indices.size())
     for (size_t j = 0; j < r.outputs(); ++j) {
       int64_t t = s.tile_sizes[j], e = r.indices[j].extent;
@@ -346,8 +385,8 @@ int64_t points(const ContractionNest &n) {
 // The interior with `schedule`, then the borders, each blocked anew (reblocked). A border strip
 // splits again: along the strip the other output index is mostly unguarded, so only the corners
 // are left without a row-blocked accumulator tile.
-std::vector<Stmt> apply_regions(const std::vector<ContractionNest> &regions, const Schedule &schedule,
-                                bool pack_interior) {
+std::vector<Stmt> apply_regions(const std::vector<ContractionNest> &regions,
+                                const Schedule &schedule, bool pack_interior) {
   std::vector<Stmt> parts;
   peel_tails(regions[0], schedule, parts, pack_interior);
   for (size_t i = 1; i < regions.size(); ++i)
@@ -369,11 +408,14 @@ std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule 
   int v = s.vector_index;
   if (v < 0 || n.empty || !n.divisibility.empty()) return std::nullopt;
   const NestIndex vx = n.indices[v];
-  int64_t T = std::min(s.tile_sizes[v], vx.extent);  // normalized: a multiple of the width dividing the extent
+  int64_t T = std::min(s.tile_sizes[v],
+                       vx.extent);  // normalized: a multiple of the width dividing the extent
   int64_t tiles = vx.extent / T;
   if (tiles < 2) return std::nullopt;
   std::string blk = vx.name + "_blk";
-  auto panel = tile_panel(n, s, blk, [](int64_t tile, int64_t whole) { return tile <= kMaxPanelBytes && whole > kMaxPanelBytes; });
+  auto panel = tile_panel(n, s, blk, [](int64_t tile, int64_t whole) {
+    return tile <= kMaxPanelBytes && whole > kMaxPanelBytes;
+  });
   if (!panel) return std::nullopt;
   Schedule inner = s;
   inner.parallel_loops = 0;
@@ -382,16 +424,17 @@ std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule 
   std::string t = vx.name + "_t";
   Stmt body = Allocate::make(panel->buffer, panel->type, panel->size, false, Block::make(parts));
   body = substitute(body, {{blk, bin(Op::Add, imm(vx.lo), bin(Op::Mul, var(t), imm(T)))}});
-  return simplify(For::make(t, imm(0), imm(tiles), s.parallel_loops > 0 ? ForKind::Parallel : ForKind::Serial, body));
+  return simplify(For::make(t, imm(0), imm(tiles),
+                            s.parallel_loops > 0 ? ForKind::Parallel : ForKind::Serial, body));
 }
 
 // The GPU twin of the shared panel, for wide-vector devices (a CPU under OpenCL): a work-item
 // computes `tiles_per_item` consecutive row tiles (the innermost output loop) of one vector tile,
 // after copying that tile's panel of the vector operand into private memory once. SGEMM 1024 on
 // PoCL: B's rows, 4 KB apart, alias in L1 and L2 and every work-item streamed its columns from
-// L3; with the panel a whole run went from 49 to 108 GFLOP/s. The loops it returns are the work-item's output
-// tile loops (map_to_gpu maps them) around the copy and the row tiles. Nests gpu_panel_row
-// refuses, or whose rows do not divide into whole chunks, get the plain mapping.
+// L3; with the panel a whole run went from 49 to 108 GFLOP/s. The loops it returns are the
+// work-item's output tile loops (map_to_gpu maps them) around the copy and the row tiles. Nests
+// gpu_panel_row refuses, or whose rows do not divide into whole chunks, get the plain mapping.
 std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &schedule) {
   Schedule s = normalized(n, schedule);
   int v = s.vector_index, row = gpu_panel_row(n, s);
@@ -399,9 +442,11 @@ std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &sc
   if (row < 0 || s.tiles_per_item < 2) return std::nullopt;
   const NestIndex vx = n.indices[v], rx = n.indices[row];
   int64_t T = std::min(s.tile_sizes[v], vx.extent);
-  int64_t rows = std::clamp<int64_t>(s.tile_sizes[row], 1, rx.extent), chunk = rows * s.tiles_per_item;
+  int64_t rows = std::clamp<int64_t>(s.tile_sizes[row], 1, rx.extent),
+          chunk = rows * s.tiles_per_item;
   if (rx.extent % chunk != 0) return std::nullopt;
-  auto panel = tile_panel(n, s, "#blk", [](int64_t tile, int64_t) { return tile <= kMaxPanelBytes; });
+  auto panel =
+      tile_panel(n, s, "#blk", [](int64_t tile, int64_t) { return tile <= kMaxPanelBytes; });
   if (!panel) return std::nullopt;
 
   // Inside the work-item: the rows of one chunk from Var #rbase, each other output index at one
@@ -444,7 +489,8 @@ std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &sc
   body = substitute(body, bases);
   for (auto it = s.loop_order.rbegin(); it != s.loop_order.rend(); ++it)
     if (auto o = outer.find(*it); o != outer.end())
-      body = For::make(o->second.var, imm(o->second.min), imm(o->second.count), ForKind::Serial, body);
+      body =
+          For::make(o->second.var, imm(o->second.min), imm(o->second.count), ForKind::Serial, body);
   return simplify(body);
 }
 
@@ -456,8 +502,11 @@ Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
     // iteration (or, with tiles_per_item, a panel and a chunk of row tiles), become work-groups
     // and work-items (GpuMapping.h).
     if (auto panel = apply_gpu_panel(n, schedule))
-      return map_to_gpu(n, schedule, [&](const ContractionNest &, const Schedule &) { return *panel; });
-    return map_to_gpu(n, schedule, [](const ContractionNest &m, const Schedule &s) { return apply_region(m, s, false); });
+      return map_to_gpu(n, schedule,
+                        [&](const ContractionNest &, const Schedule &) { return *panel; });
+    return map_to_gpu(n, schedule, [](const ContractionNest &m, const Schedule &s) {
+      return apply_region(m, s, false);
+    });
   }
   std::vector<ContractionNest> regions = split_borders(n);
   if (regions.size() == 1) return apply_region(n, schedule, true);

@@ -2,9 +2,10 @@
 // a register accumulator tile kept across the reduction loops, guards folded into reduction loop
 // bounds where their other variables are already fixed, vector and unrolled point loops. A padded
 // contraction is split into an interior and borders (SplitBorders.h); when its vector operand is
-// too big for one panel, the vector tile loop goes around all regions so they share one packed panel.
-// GPU schedules map onto work-groups (GpuMapping.h); with tiles_per_item a work-item first copies
-// its vector tile's panel into private memory and then computes a chunk of row tiles from it.
+// too big for one panel, the vector tile loop goes around all regions so they share one packed
+// panel. GPU schedules map onto work-groups (GpuMapping.h); with tiles_per_item a work-item first
+// copies its vector tile's panel into private memory and then computes a chunk of row tiles from
+// it.
 #pragma once
 
 #include "compiler/Nest.h"

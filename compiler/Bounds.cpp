@@ -82,7 +82,8 @@ std::vector<Inequality> domain_inequalities(const tile::BoundContraction &c,
   return out;
 }
 
-bool project(const std::vector<Inequality> &ineqs, size_t v, int64_t &lo, int64_t &hi, bool &empty) {
+bool project(const std::vector<Inequality> &ineqs, size_t v, int64_t &lo, int64_t &hi,
+             bool &empty) {
   std::vector<Inequality> rows = ineqs;
   size_t n = ineqs.empty() ? 0 : ineqs[0].coeffs.size();
   empty = false;
@@ -125,7 +126,8 @@ bool project(const std::vector<Inequality> &ineqs, size_t v, int64_t &lo, int64_
 }
 
 DomainBounds compute_bounds(const tile::BoundProgram &program, const tile::BoundStatement &s,
-                            const tile::BoundContraction &c, const std::vector<Divisibility> &extra) {
+                            const tile::BoundContraction &c,
+                            const std::vector<Divisibility> &extra) {
   DomainBounds b;
   b.divisibility = extra;
   auto ineqs = domain_inequalities(c, s.type.shape, program.types, &b.divisibility);
@@ -153,8 +155,9 @@ DomainBounds compute_bounds(const tile::BoundProgram &program, const tile::Bound
     if (!project(ineqs, v, lo, hi, empty)) {
       if (fallback.empty()) fallback = tile::index_ranges(c, s.type.shape, program.types);
       if (!fallback[v])
-        tile::user_error(program.source, s.range, "index '" + c.indices[v] + "' of '" + s.output +
-                                                      "' is unbounded: no access or constraint limits it");
+        tile::user_error(program.source, s.range,
+                         "index '" + c.indices[v] + "' of '" + s.output +
+                             "' is unbounded: no access or constraint limits it");
       lo = fallback[v]->lo, hi = fallback[v]->hi;
     }
     b.empty |= empty || lo > hi;

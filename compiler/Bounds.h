@@ -52,6 +52,7 @@ bool project(const std::vector<Inequality> &ineqs, size_t v, int64_t &lo, int64_
 /// tile::Error (at `range`) naming an index variable that no inequality bounds.
 /// `extra` adds divisibility conditions (from the output basis change).
 DomainBounds compute_bounds(const tile::BoundProgram &program, const tile::BoundStatement &s,
-                            const tile::BoundContraction &c, const std::vector<Divisibility> &extra = {});
+                            const tile::BoundContraction &c,
+                            const std::vector<Divisibility> &extra = {});
 
 }  // namespace tessera::compiler

@@ -42,7 +42,8 @@ void prefer_parallel_outer(const ContractionNest &n, Schedule &s, const Target &
 }  // namespace
 
 Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
-  if (target.backend == "opencl" || target.backend == "vulkan") return choose_gpu_schedule(whole, target);
+  if (target.backend == "opencl" || target.backend == "vulkan")
+    return choose_gpu_schedule(whole, target);
   // apply_schedule runs this schedule on the unguarded interior of a padded contraction (its
   // borders adapt it), so the interior is what is scheduled.
   const ContractionNest n = split_borders(whole)[0];
@@ -88,7 +89,8 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
   // Rows: the longest other guard-free output index.
   int row = -1;
   for (size_t j = 0; j < r; ++j)
-    if (static_cast<int>(j) != v && n.guard_free(j) && (row < 0 || n.indices[j].extent > n.indices[row].extent))
+    if (static_cast<int>(j) != v && n.guard_free(j) &&
+        (row < 0 || n.indices[j].extent > n.indices[row].extent))
       row = static_cast<int>(j);
   if (row >= 0) {
     int max_rows = std::max(1, (registers - vecs - 2) / vecs);

@@ -8,7 +8,8 @@
 
 namespace tessera::compiler {
 
-/// The cost model's schedule; the kernel cache or the tuner may replace it (runtime/ScheduleSelector.h).
+/// The cost model's schedule; the kernel cache or the tuner may replace it
+/// (runtime/ScheduleSelector.h).
 Schedule choose_schedule(const ContractionNest &nest, const Target &target);
 
 }  // namespace tessera::compiler

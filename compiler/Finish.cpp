@@ -20,7 +20,8 @@ Kernel finish_kernel(Kernel kernel, const Target &target) {
                         (p.elements + 3) / 4 <= target.grouped_read_limit;
       if (p.grouped_reads) grouped.insert(p.name);
     }
-    kernel.body = unroll_for_aligned_loads(kernel.body, [&](const std::string &b) { return grouped.count(b) > 0; });
+    kernel.body = unroll_for_aligned_loads(
+        kernel.body, [&](const std::string &b) { return grouped.count(b) > 0; });
   }
   if (target.hoist_loads) {
     std::set<std::string> read_only;

@@ -21,13 +21,15 @@ bool is_plain_elementwise(const tile::BoundStatement &s) {
 
 // Whether `root`'s expression reaches a Ref to `name` only through same-shape nodes, so the
 // referenced element is the one at the root's own coordinates.
-bool reached_in_place(const tile::BoundExpr &e, const std::string &name, const std::vector<int64_t> &shape,
-                      const tile::BoundProgram &p, const FusionPlan &plan) {
+bool reached_in_place(const tile::BoundExpr &e, const std::string &name,
+                      const std::vector<int64_t> &shape, const tile::BoundProgram &p,
+                      const FusionPlan &plan) {
   if (e.kind == tile::Expr::Kind::Ref) {
     if (e.name == name) return e.shape == shape;
     if (!plan.inlined(e.name)) return true;
     for (const auto &s : p.statements)
-      if (s.output == e.name) return s.type.shape == shape && reached_in_place(*s.expr(), name, shape, p, plan);
+      if (s.output == e.name)
+        return s.type.shape == shape && reached_in_place(*s.expr(), name, shape, p, plan);
     return true;
   }
   for (const auto &a : e.args)
@@ -75,9 +77,12 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
       plan.owner[s.output] = root;
       continue;
     }
-    if (!s.is_contraction() || plan.contraction_of.count(root) || assign_may_write_twice(p, s)) continue;
+    if (!s.is_contraction() || plan.contraction_of.count(root) || assign_may_write_twice(p, s))
+      continue;
     const auto &rs = *by_name[root];
-    if (rs.type.shape != s.type.shape || !reached_in_place(*rs.expr(), s.output, rs.type.shape, p, plan)) continue;
+    if (rs.type.shape != s.type.shape ||
+        !reached_in_place(*rs.expr(), s.output, rs.type.shape, p, plan))
+      continue;
     // The root kernel writes its output while reading the epilogue's other inputs: fine, they
     // are distinct tensors.
     plan.owner[s.output] = root;

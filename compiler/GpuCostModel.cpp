@@ -42,24 +42,29 @@ int64_t least_waste_tile(int64_t e, int64_t lo, int64_t hi) {
 }  // namespace
 
 bool stageable(const ContractionNest &n) {
-  return n.indices.size() == n.outputs() + 1 && n.guards.empty() && n.divisibility.empty() && !n.needs_written_flag() &&
-         n.agg != tile::AggOp::Assign && !n.empty;
+  return n.indices.size() == n.outputs() + 1 && n.guards.empty() && n.divisibility.empty() &&
+         !n.needs_written_flag() && n.agg != tile::AggOp::Assign && !n.empty;
 }
 
 double gpu_schedule_cost(const ContractionNest &n, const Schedule &s, const Target &target) {
   size_t r = n.outputs();
   bool wide = wide_vector_target(target);
   // Scalar registers per invocation: 64, more on Vulkan where the 16x16 tile is the model's choice.
-  int registers = wide ? (target.vector_bits >= 512 ? 32 : 16) : target.backend == "vulkan" ? 288 : 64;
+  int registers = wide                         ? (target.vector_bits >= 512 ? 32 : 16)
+                  : target.backend == "vulkan" ? 288
+                                               : 64;
   double points = 1, waste = 1, items = 1;
   int64_t rows = 1, cols = 1;
   for (size_t j = 0; j < r && j < s.tile_sizes.size(); ++j) {
-    int64_t e = std::max<int64_t>(1, n.indices[j].extent), t = std::max<int64_t>(1, std::min(s.tile_sizes[j], e));
+    int64_t e = std::max<int64_t>(1, n.indices[j].extent),
+            t = std::max<int64_t>(1, std::min(s.tile_sizes[j], e));
     points *= double(e);
     waste *= double(((e + t - 1) / t) * t) / double(e);
     items *= double((e + t - 1) / t);
-    if (static_cast<int>(j) == s.vector_index) cols = t / std::max(1, s.vector_width);
-    else rows *= t;
+    if (static_cast<int>(j) == s.vector_index)
+      cols = t / std::max(1, s.vector_width);
+    else
+      rows *= t;
   }
   if (s.vector_index < 0) cols = 1;
   // Loads per multiply-add of the inner loop: one per row (broadcast) and one per vector column.
@@ -99,8 +104,11 @@ int64_t panel_tiles_per_item(const ContractionNest &n, const Schedule &s, const 
   int64_t T = std::min(s.tile_sizes[v], n.indices[v].extent), e = n.indices[row].extent;
   int64_t rows = std::clamp<int64_t>(s.tile_sizes[row], 1, e);
   if (e % rows != 0) return 1;
-  auto panel = tile_panel(n, s, "#blk", [](int64_t bytes, int64_t) { return bytes <= kMaxPanelBytes; });
-  if (!panel || panel->size * static_cast<int64_t>(tile::dtype_size(panel->type.dtype)) < kPanelMinBytes) return 1;
+  auto panel =
+      tile_panel(n, s, "#blk", [](int64_t bytes, int64_t) { return bytes <= kMaxPanelBytes; });
+  if (!panel ||
+      panel->size * static_cast<int64_t>(tile::dtype_size(panel->type.dtype)) < kPanelMinBytes)
+    return 1;
   int64_t others = n.indices[v].extent / T;  // work-items besides the row chunks
   for (size_t j = 0; j < n.outputs(); ++j)
     if (static_cast<int>(j) != v && static_cast<int>(j) != row) others *= n.indices[j].extent;
@@ -198,10 +206,12 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
       int64_t e = n.indices[v].extent;
       while (cols > 4 && (e % cols != 0 || e / cols < std::max(1, target.subgroup_size))) cols /= 2;
     }
-    if (v >= 0 && free_of_guards(n, v)) s.tile_sizes[v] = std::min<int64_t>(cols, n.indices[v].extent);
+    if (v >= 0 && free_of_guards(n, v))
+      s.tile_sizes[v] = std::min<int64_t>(cols, n.indices[v].extent);
     if (row >= 0) {
       int64_t e = n.indices[row].extent;
-      s.tile_sizes[row] = std::min(least_waste_tile(e, rows / 2, rows), e);  // a divisor wastes none
+      s.tile_sizes[row] =
+          std::min(least_waste_tile(e, rows / 2, rows), e);  // a divisor wastes none
     }
   } else {
     // SIMT: 4x4 scalar accumulators per work-item.
@@ -216,7 +226,8 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
   int d0 = wide ? row : v, d1 = wide ? v : row;
   s.loop_order.clear();
   for (size_t j = 0; j < r; ++j)
-    if (static_cast<int>(j) != d0 && static_cast<int>(j) != d1) s.loop_order.push_back(static_cast<int>(j));
+    if (static_cast<int>(j) != d0 && static_cast<int>(j) != d1)
+      s.loop_order.push_back(static_cast<int>(j));
   if (d1 >= 0) s.loop_order.push_back(d1);
   if (d0 >= 0) s.loop_order.push_back(d0);
   for (size_t j = r; j < k; ++j) s.loop_order.push_back(static_cast<int>(j));
@@ -226,7 +237,8 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
   } else if (big_tile) {
     s.workgroup = {std::min<int64_t>(64, max_items), 1};
   } else {
-    s.workgroup = {std::min<int64_t>(16, max_items), std::min<int64_t>(16, std::max<int64_t>(1, max_items / 16))};
+    s.workgroup = {std::min<int64_t>(16, max_items),
+                   std::min<int64_t>(16, std::max<int64_t>(1, max_items / 16))};
   }
   // SIMT GPUs stage operand tiles in local memory (chunks of up to 16 reduction steps of both
   // operands' block tiles) when the nest allows it (GpuMapping.h) and they fit.

@@ -33,10 +33,13 @@ class Unroll : public IRMutator {
     auto *min = as<IntImm>(op->min);
     auto *extent = as<IntImm>(op->extent);
     if (op->for_kind != ForKind::Unrolled || !min || !extent || extent->value > 32) {
-      return body == op->body ? self : For::make(op->var, op->min, op->extent, op->for_kind, body, op->gpu_dim);
+      return body == op->body
+                 ? self
+                 : For::make(op->var, op->min, op->extent, op->for_kind, body, op->gpu_dim);
     }
     std::vector<Stmt> copies;
-    for (int64_t i = 0; i < extent->value; ++i) copies.push_back(substitute(body, {{op->var, imm(min->value + i)}}));
+    for (int64_t i = 0; i < extent->value; ++i)
+      copies.push_back(substitute(body, {{op->var, imm(min->value + i)}}));
     return Block::make(copies);
   }
 };
@@ -50,7 +53,8 @@ struct TileLoop {
 // The leading output tile loops of `s` (apply_schedule names them `x_o`, or `x` when untiled).
 std::vector<TileLoop> tile_chain(const ContractionNest &n, Stmt &s) {
   std::map<std::string, int> names;
-  for (size_t j = 0; j < n.outputs(); ++j) names[n.indices[j].name] = names[n.indices[j].name + "_o"] = static_cast<int>(j);
+  for (size_t j = 0; j < n.outputs(); ++j)
+    names[n.indices[j].name] = names[n.indices[j].name + "_o"] = static_cast<int>(j);
   std::vector<TileLoop> chain;
   while (auto *f = as<For>(s)) {
     auto *min = as<IntImm>(f->min);
@@ -69,7 +73,8 @@ std::vector<TileLoop> tile_chain(const ContractionNest &n, Stmt &s) {
 // aggregation has no combine (=).
 Stmt split_reduction(const ContractionNest &n, const Stmt &body, int64_t threads) {
   auto *acc = as<Allocate>(body);
-  if (!acc || acc->buffer != "acc" || acc->size != 1 || n.agg == tile::AggOp::Assign || threads < 2) return nullptr;
+  if (!acc || acc->buffer != "acc" || acc->size != 1 || n.agg == tile::AggOp::Assign || threads < 2)
+    return nullptr;
   auto *block = as<Block>(acc->body);
   if (!block) return nullptr;
   int loop = -1;
@@ -86,8 +91,11 @@ Stmt split_reduction(const ContractionNest &n, const Stmt &body, int64_t threads
   Expr item = var(item_var(0));
   std::string step = f->var + "#step";
   Expr k = bin(Op::Add, f->min, bin(Op::Add, bin(Op::Mul, var(step), imm(T)), item));
-  Stmt each = E % T == 0 ? f->body : IfThenElse::make(bin(Op::LT, var(f->var), bin(Op::Add, f->min, imm(E))), f->body);
-  Stmt reduce = For::make(step, imm(0), imm(ceil_div(E, T)), ForKind::Serial, LetStmt::make(f->var, k, each));
+  Stmt each = E % T == 0 ? f->body
+                         : IfThenElse::make(bin(Op::LT, var(f->var), bin(Op::Add, f->min, imm(E))),
+                                            f->body);
+  Stmt reduce =
+      For::make(step, imm(0), imm(ceil_div(E, T)), ForKind::Serial, LetStmt::make(f->var, k, each));
 
   Type t = acc->type;
   std::string part = "partial";
@@ -102,14 +110,16 @@ Stmt split_reduction(const ContractionNest &n, const Stmt &body, int64_t threads
   if ((T & (T - 1)) == 0)
     for (half = T / 2; half >= 1; half /= 2) {
       Expr other = Load::make(t, part, bin(Op::Add, item, imm(half)));
-      stmts.push_back(IfThenElse::make(bin(Op::LT, item, imm(half)),
-                                       Store::make(part, item, aggregate(n.agg, Load::make(t, part, item), other))));
+      stmts.push_back(IfThenElse::make(
+          bin(Op::LT, item, imm(half)),
+          Store::make(part, item, aggregate(n.agg, Load::make(t, part, item), other))));
       stmts.push_back(Barrier::make());
     }
   std::vector<Stmt> combine = {Store::make("acc", imm(0), Load::make(t, part, imm(0)))};
   if (half != 0)
-    combine.push_back(For::make("#m", imm(1), imm(T - 1), ForKind::Serial,
-                                Store::make("acc", imm(0), aggregate(n.agg, acc0, Load::make(t, part, var("#m"))))));
+    combine.push_back(For::make(
+        "#m", imm(1), imm(T - 1), ForKind::Serial,
+        Store::make("acc", imm(0), aggregate(n.agg, acc0, Load::make(t, part, var("#m"))))));
   for (size_t i = loop + 1; i < block->stmts.size(); ++i) combine.push_back(block->stmts[i]);
   stmts.push_back(IfThenElse::make(bin(Op::EQ, item, imm(0)), Block::make(combine)));
   Stmt out = Allocate::make("acc", t, 1, false, Block::make(stmts));
@@ -117,7 +127,6 @@ Stmt split_reduction(const ContractionNest &n, const Stmt &body, int64_t threads
   out = For::make(item_var(0), imm(0), imm(T), ForKind::GpuThread, out, 0);
   return For::make(group_var(0), imm(0), imm(1), ForKind::GpuBlock, out, 0);
 }
-
 
 class LoadsOf : public IRVisitor {
  public:
@@ -144,7 +153,8 @@ class ReplaceLoads : public IRMutator {
 // Replaces the loop over `var` (wherever it is) by `make(loop)`.
 class ReplaceLoop : public IRMutator {
  public:
-  ReplaceLoop(std::string var, std::function<Stmt(const For &)> make) : var_(std::move(var)), make_(std::move(make)) {}
+  ReplaceLoop(std::string var, std::function<Stmt(const For &)> make)
+      : var_(std::move(var)), make_(std::move(make)) {}
   bool found = false;
   using IRMutator::visit;
   Stmt visit(const For *op, const Stmt &self) override {
@@ -160,11 +170,13 @@ class ReplaceLoop : public IRMutator {
 
 // The local-memory form of a one-reduction nest (GpuMapping.h): `loops` are the mapped tile loops
 // (dimension 0 last) with `items` work-items per group. Null when the nest does not qualify.
-std::optional<Stmt> stage_in_local_memory(const ContractionNest &n, const Schedule &per, const RegionBuilder &build,
-                                          const std::vector<TileLoop> &loops, const std::array<int64_t, 3> &items) {
+std::optional<Stmt> stage_in_local_memory(const ContractionNest &n, const Schedule &per,
+                                          const RegionBuilder &build,
+                                          const std::vector<TileLoop> &loops,
+                                          const std::array<int64_t, 3> &items) {
   size_t r = n.outputs();
-  if (n.indices.size() != r + 1 || !n.guards.empty() || !n.divisibility.empty() || n.needs_written_flag() ||
-      n.agg == tile::AggOp::Assign || n.empty || loops.empty())
+  if (n.indices.size() != r + 1 || !n.guards.empty() || !n.divisibility.empty() ||
+      n.needs_written_flag() || n.agg == tile::AggOp::Assign || n.empty || loops.empty())
     return std::nullopt;
   const NestIndex &kx = n.indices[r];
   struct Mapped {
@@ -175,8 +187,11 @@ std::optional<Stmt> stage_in_local_memory(const ContractionNest &n, const Schedu
   for (int d = 0; d < 2 && d < static_cast<int>(loops.size()); ++d) {
     const TileLoop &l = loops[loops.size() - 1 - d];
     int64_t e = n.indices[l.index].extent;
-    int64_t tile = per.tile_sizes.size() == n.indices.size() ? std::max<int64_t>(1, std::min(per.tile_sizes[l.index], e)) : 1;
-    if (l.count % items[d] != 0 || e % tile != 0) return std::nullopt;  // barriers need every work-item
+    int64_t tile = per.tile_sizes.size() == n.indices.size()
+                       ? std::max<int64_t>(1, std::min(per.tile_sizes[l.index], e))
+                       : 1;
+    if (l.count % items[d] != 0 || e % tile != 0)
+      return std::nullopt;  // barriers need every work-item
     mapped.push_back({l.index, d, items[d] * tile});
   }
   int64_t E = kx.extent, KC = 1;
@@ -189,7 +204,8 @@ std::optional<Stmt> stage_in_local_memory(const ContractionNest &n, const Schedu
   Expr k_base = bin(Op::Add, imm(kx.lo), bin(Op::Mul, chunk, imm(KC)));
   Expr flat = var(item_var(0));
   int64_t P = items[0];
-  if (loops.size() > 1) flat = bin(Op::Add, flat, bin(Op::Mul, var(item_var(1)), imm(items[0]))), P *= items[1];
+  if (loops.size() > 1)
+    flat = bin(Op::Add, flat, bin(Op::Mul, var(item_var(1)), imm(items[0]))), P *= items[1];
 
   LoadsOf all;
   all.visit_expr(n.value);
@@ -214,8 +230,8 @@ std::optional<Stmt> stage_in_local_memory(const ContractionNest &n, const Schedu
     for (size_t j = 0; j < r; ++j) {
       bool is_mapped = false;
       for (const auto &m : mapped) is_mapped |= m.index == static_cast<int>(j);
-      if (!is_mapped && uses.vars.count(n.indices[j].name) && per.tile_sizes.size() == n.indices.size() &&
-          per.tile_sizes[j] > 1)
+      if (!is_mapped && uses.vars.count(n.indices[j].name) &&
+          per.tile_sizes.size() == n.indices.size() && per.tile_sizes[j] > 1)
         only_indices = false;
     }
     if (!only_indices) continue;
@@ -231,13 +247,16 @@ std::optional<Stmt> stage_in_local_memory(const ContractionNest &n, const Schedu
     int64_t inner = 1;
     for (size_t m = mine.size(); m-- > 0;) {
       const NestIndex &ix = n.indices[mine[m].index];
-      Expr origin = bin(Op::Add, imm(ix.lo), bin(Op::Mul, var(group_var(mine[m].dim)), imm(mine[m].block)));
+      Expr origin =
+          bin(Op::Add, imm(ix.lo), bin(Op::Mul, var(group_var(mine[m].dim)), imm(mine[m].block)));
       at = bin(Op::Add, at, bin(Op::Mul, bin(Op::Sub, var(ix.name), origin), imm(inner)));
-      global[ix.name] = bin(Op::Add, origin, bin(Op::Mod, bin(Op::Div, e, imm(inner)), imm(mine[m].block)));
+      global[ix.name] =
+          bin(Op::Add, origin, bin(Op::Mod, bin(Op::Div, e, imm(inner)), imm(mine[m].block)));
       inner *= mine[m].block;
     }
     replace.with[l] = Load::make(l->type, buffer, at);
-    Stmt fill = Store::make(buffer, e, Load::make(l->type, l->buffer, substitute(l->index, global)));
+    Stmt fill =
+        Store::make(buffer, e, Load::make(l->type, l->buffer, substitute(l->index, global)));
     if (size % P != 0) fill = IfThenElse::make(bin(Op::LT, e, imm(size)), fill);
     fills.push_back(For::make("#fill", imm(0), imm(ceil_div(size, P)), ForKind::Serial, fill));
     arrays.push_back({buffer, {l->type, size}});
@@ -257,7 +276,8 @@ std::optional<Stmt> stage_in_local_memory(const ContractionNest &n, const Schedu
   });
   body = chunked.mutate(body);
   if (!chunked.found) return std::nullopt;
-  for (const auto &[name, info] : arrays) body = Allocate::make(name, info.first, info.second, true, body);
+  for (const auto &[name, info] : arrays)
+    body = Allocate::make(name, info.first, info.second, true, body);
   return body;
 }
 
@@ -272,10 +292,14 @@ Stmt map_to_gpu(const ContractionNest &n, const Schedule &s, const RegionBuilder
   std::map<std::string, Expr> fixed;
   std::vector<TileLoop> loops;
   for (const auto &l : chain) {
-    if (l.count == 1) fixed[l.var] = imm(l.min);
-    else loops.push_back(l);
+    if (l.count == 1)
+      fixed[l.var] = imm(l.min);
+    else
+      loops.push_back(l);
   }
-  auto wg = [&](size_t d) { return d < s.workgroup.size() ? std::max<int64_t>(1, s.workgroup[d]) : int64_t(1); };
+  auto wg = [&](size_t d) {
+    return d < s.workgroup.size() ? std::max<int64_t>(1, s.workgroup[d]) : int64_t(1);
+  };
   if (loops.empty()) {
     body = simplify(substitute(Unroll().mutate(body), fixed));
     if (Stmt split = split_reduction(n, body, wg(0))) return simplify(split);
@@ -310,16 +334,21 @@ Stmt map_to_gpu(const ContractionNest &n, const Schedule &s, const RegionBuilder
     int64_t stride = 1;
     for (size_t m = loops.size() - 2; m-- > 0;) {
       const TileLoop &l = loops[m];
-      defs.push_back({l.var, bin(Op::Add, imm(l.min), bin(Op::Mod, bin(Op::Div, var(group_var(2)), imm(stride)), imm(l.count)))});
+      defs.push_back(
+          {l.var, bin(Op::Add, imm(l.min),
+                      bin(Op::Mod, bin(Op::Div, var(group_var(2)), imm(stride)), imm(l.count)))});
       stride *= l.count;
     }
     groups[2] = stride;
     dims = 3;
   }
   if (in_range) body = IfThenElse::make(in_range, body);
-  for (auto it = defs.rbegin(); it != defs.rend(); ++it) body = LetStmt::make(it->first, it->second, body);
-  for (int d = 0; d < dims; ++d) body = For::make(item_var(d), imm(0), imm(items[d]), ForKind::GpuThread, body, d);
-  for (int d = 0; d < dims; ++d) body = For::make(group_var(d), imm(0), imm(groups[d]), ForKind::GpuBlock, body, d);
+  for (auto it = defs.rbegin(); it != defs.rend(); ++it)
+    body = LetStmt::make(it->first, it->second, body);
+  for (int d = 0; d < dims; ++d)
+    body = For::make(item_var(d), imm(0), imm(items[d]), ForKind::GpuThread, body, d);
+  for (int d = 0; d < dims; ++d)
+    body = For::make(group_var(d), imm(0), imm(groups[d]), ForKind::GpuBlock, body, d);
   return simplify(body);
 }
 

@@ -10,7 +10,6 @@ namespace tessera::compiler {
 
 namespace {
 
-
 // The loads of read-only buffers an expression always evaluates, by their printed text.
 class CollectLoads {
  public:
@@ -109,7 +108,8 @@ class Hoist : public IRMutator {
     std::vector<Stmt> body;
     for (const auto &s : run) body.push_back(replace.mutate(s));
     Stmt result = Block::make(std::move(body));
-    for (auto it = lets.rbegin(); it != lets.rend(); ++it) result = LetStmt::make(it->first, it->second, result);
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+      result = LetStmt::make(it->first, it->second, result);
     return result;
   }
 

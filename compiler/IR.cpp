@@ -7,7 +7,8 @@ namespace tessera::compiler {
 namespace {
 bool is_comparison(Binary::Op op) {
   using Op = Binary::Op;
-  return op == Op::EQ || op == Op::NE || op == Op::LT || op == Op::LE || op == Op::GT || op == Op::GE;
+  return op == Op::EQ || op == Op::NE || op == Op::LT || op == Op::LE || op == Op::GT ||
+         op == Op::GE;
 }
 }  // namespace
 
@@ -35,10 +36,10 @@ Expr Binary::make(Op op, Expr a, Expr b) {
   TESSERA_INTERNAL_ASSERT(a && b, "Binary with a null operand");
   TESSERA_INTERNAL_ASSERT(a->type == b->type, std::string("Binary ") + binary_op_name(op) +
                                                   " of different types " +
-                                                  std::string(tile::dtype_name(a->type.dtype)) + "x" +
-                                                  std::to_string(a->type.lanes) + " and " +
-                                                  std::string(tile::dtype_name(b->type.dtype)) + "x" +
-                                                  std::to_string(b->type.lanes));
+                                                  std::string(tile::dtype_name(a->type.dtype)) +
+                                                  "x" + std::to_string(a->type.lanes) + " and " +
+                                                  std::string(tile::dtype_name(b->type.dtype)) +
+                                                  "x" + std::to_string(b->type.lanes));
   Type t = a->type;
   if (is_comparison(op) || op == Op::And || op == Op::Or) t = Type::boolean(a->type.lanes);
   if (op == Op::And || op == Op::Or)
@@ -89,7 +90,8 @@ Expr Select::make(Expr cond, Expr a, Expr b) {
 }
 
 Expr Load::make(Type element, std::string buffer, Expr index) {
-  TESSERA_INTERNAL_ASSERT(index && tile::is_integer(index->type.dtype), "Load index is not an integer");
+  TESSERA_INTERNAL_ASSERT(index && tile::is_integer(index->type.dtype),
+                          "Load index is not an integer");
   TESSERA_INTERNAL_ASSERT(!buffer.empty(), "Load from an unnamed buffer");
   Type t = element.with_lanes(index->type.lanes);
   return std::make_shared<Load>(t, std::move(buffer), std::move(index));
@@ -97,7 +99,8 @@ Expr Load::make(Type element, std::string buffer, Expr index) {
 
 Expr Call::make(Type t, tile::Intrinsic op, std::vector<Expr> args) {
   TESSERA_INTERNAL_ASSERT(!tile::is_special(op), "Call of a special intrinsic");
-  for (const auto &a : args) TESSERA_INTERNAL_ASSERT(a && a->type.lanes == t.lanes, "Call argument lanes");
+  for (const auto &a : args)
+    TESSERA_INTERNAL_ASSERT(a && a->type.lanes == t.lanes, "Call argument lanes");
   return std::make_shared<Call>(t, op, std::move(args));
 }
 
@@ -132,22 +135,26 @@ const char *for_kind_name(ForKind k) {
 Stmt For::make(std::string var, Expr min, Expr extent, ForKind kind, Stmt body, int gpu_dim) {
   TESSERA_INTERNAL_ASSERT(!var.empty() && min && extent && body, "For with a missing part");
   TESSERA_INTERNAL_ASSERT(min->type.lanes == 1 && extent->type.lanes == 1 &&
-                              tile::is_integer(min->type.dtype) && tile::is_integer(extent->type.dtype),
+                              tile::is_integer(min->type.dtype) &&
+                              tile::is_integer(extent->type.dtype),
                           "For bounds must be scalar integers");
   TESSERA_INTERNAL_ASSERT(gpu_dim >= 0 && gpu_dim < 3, "gpu_dim out of range");
-  return std::make_shared<For>(std::move(var), std::move(min), std::move(extent), kind, gpu_dim, std::move(body));
+  return std::make_shared<For>(std::move(var), std::move(min), std::move(extent), kind, gpu_dim,
+                               std::move(body));
 }
 
 Stmt IfThenElse::make(Expr cond, Stmt then_case, Stmt else_case) {
   TESSERA_INTERNAL_ASSERT(cond && then_case, "IfThenElse with a missing part");
-  TESSERA_INTERNAL_ASSERT(cond->type == Type::boolean(), "IfThenElse condition is not a scalar bool");
+  TESSERA_INTERNAL_ASSERT(cond->type == Type::boolean(),
+                          "IfThenElse condition is not a scalar bool");
   return std::make_shared<IfThenElse>(std::move(cond), std::move(then_case), std::move(else_case));
 }
 
 Stmt Store::make(std::string buffer, Expr index, Expr value) {
   TESSERA_INTERNAL_ASSERT(index && value && !buffer.empty(), "Store with a missing part");
   TESSERA_INTERNAL_ASSERT(tile::is_integer(index->type.dtype), "Store index is not an integer");
-  TESSERA_INTERNAL_ASSERT(index->type.lanes == value->type.lanes, "Store index and value lanes differ");
+  TESSERA_INTERNAL_ASSERT(index->type.lanes == value->type.lanes,
+                          "Store index and value lanes differ");
   return std::make_shared<Store>(std::move(buffer), std::move(index), std::move(value));
 }
 

@@ -96,10 +96,32 @@ struct Cast : ExprNode {
 
 struct Binary : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Binary;
-  enum class Op { Add, Sub, Mul, Div, Mod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or, BitAnd, BitOr, BitXor, Shl, Shr };
+  enum class Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Min,
+    Max,
+    EQ,
+    NE,
+    LT,
+    LE,
+    GT,
+    GE,
+    And,
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr
+  };
   Op op;
   Expr a, b;
-  Binary(Type t, Op o, Expr x, Expr y) : ExprNode(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
+  Binary(Type t, Op o, Expr x, Expr y)
+      : ExprNode(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
   /// Operands must have equal types; comparisons and And/Or give bool of the same lanes. Div and
   /// Mod of integers are floor division and its modulo (Tile's index semantics); of floats, IEEE.
   static Expr make(Op op, Expr a, Expr b);
@@ -117,7 +139,8 @@ struct Select : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Select;
   Expr cond, true_value, false_value;
   Select(Type t, Expr c, Expr a, Expr b)
-      : ExprNode(kKind, t), cond(std::move(c)), true_value(std::move(a)), false_value(std::move(b)) {}
+      : ExprNode(kKind, t), cond(std::move(c)), true_value(std::move(a)),
+        false_value(std::move(b)) {}
   static Expr make(Expr cond, Expr a, Expr b);
 };
 
@@ -126,7 +149,8 @@ struct Load : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Load;
   std::string buffer;
   Expr index;
-  Load(Type t, std::string buf, Expr i) : ExprNode(kKind, t), buffer(std::move(buf)), index(std::move(i)) {}
+  Load(Type t, std::string buf, Expr i)
+      : ExprNode(kKind, t), buffer(std::move(buf)), index(std::move(i)) {}
   static Expr make(Type element, std::string buffer, Expr index);
 };
 
@@ -135,7 +159,8 @@ struct Call : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Call;
   tile::Intrinsic op;
   std::vector<Expr> args;
-  Call(Type t, tile::Intrinsic o, std::vector<Expr> a) : ExprNode(kKind, t), op(o), args(std::move(a)) {}
+  Call(Type t, tile::Intrinsic o, std::vector<Expr> a)
+      : ExprNode(kKind, t), op(o), args(std::move(a)) {}
   static Expr make(Type t, tile::Intrinsic op, std::vector<Expr> args);
 };
 
@@ -167,15 +192,18 @@ struct For : StmtNode {
   int gpu_dim = 0;  // GpuBlock/GpuThread: which of the 3 dimensions
   Stmt body;
   For(std::string v, Expr m, Expr e, ForKind k, int d, Stmt b)
-      : StmtNode(kKind), var(std::move(v)), min(std::move(m)), extent(std::move(e)), for_kind(k), gpu_dim(d), body(std::move(b)) {}
-  static Stmt make(std::string var, Expr min, Expr extent, ForKind kind, Stmt body, int gpu_dim = 0);
+      : StmtNode(kKind), var(std::move(v)), min(std::move(m)), extent(std::move(e)), for_kind(k),
+        gpu_dim(d), body(std::move(b)) {}
+  static Stmt make(std::string var, Expr min, Expr extent, ForKind kind, Stmt body,
+                   int gpu_dim = 0);
 };
 
 struct IfThenElse : StmtNode {
   static constexpr StmtKind kKind = StmtKind::IfThenElse;
   Expr cond;
   Stmt then_case, else_case;  // else_case may be null
-  IfThenElse(Expr c, Stmt t, Stmt e) : StmtNode(kKind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+  IfThenElse(Expr c, Stmt t, Stmt e)
+      : StmtNode(kKind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
   static Stmt make(Expr cond, Stmt then_case, Stmt else_case = nullptr);
 };
 
@@ -183,7 +211,8 @@ struct Store : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Store;
   std::string buffer;
   Expr index, value;
-  Store(std::string b, Expr i, Expr v) : StmtNode(kKind), buffer(std::move(b)), index(std::move(i)), value(std::move(v)) {}
+  Store(std::string b, Expr i, Expr v)
+      : StmtNode(kKind), buffer(std::move(b)), index(std::move(i)), value(std::move(v)) {}
   static Stmt make(std::string buffer, Expr index, Expr value);
 };
 
@@ -192,7 +221,8 @@ struct LetStmt : StmtNode {
   std::string var;
   Expr value;
   Stmt body;
-  LetStmt(std::string n, Expr v, Stmt b) : StmtNode(kKind), var(std::move(n)), value(std::move(v)), body(std::move(b)) {}
+  LetStmt(std::string n, Expr v, Stmt b)
+      : StmtNode(kKind), var(std::move(n)), value(std::move(v)), body(std::move(b)) {}
   static Stmt make(std::string var, Expr value, Stmt body);
 };
 

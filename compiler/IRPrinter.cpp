@@ -11,13 +11,26 @@ namespace {
 int precedence(Binary::Op op) {
   using Op = Binary::Op;
   switch (op) {
-    case Op::Mul: case Op::Div: case Op::Mod: return 6;
-    case Op::Add: case Op::Sub: return 5;
-    case Op::Shl: case Op::Shr: return 4;
-    case Op::BitAnd: case Op::BitOr: case Op::BitXor: return 3;
-    case Op::EQ: case Op::NE: case Op::LT: case Op::LE: case Op::GT: case Op::GE: return 2;
-    case Op::And: case Op::Or: return 1;
-    case Op::Min: case Op::Max: return 10;  // printed as calls
+    case Op::Mul:
+    case Op::Div:
+    case Op::Mod: return 6;
+    case Op::Add:
+    case Op::Sub: return 5;
+    case Op::Shl:
+    case Op::Shr: return 4;
+    case Op::BitAnd:
+    case Op::BitOr:
+    case Op::BitXor: return 3;
+    case Op::EQ:
+    case Op::NE:
+    case Op::LT:
+    case Op::LE:
+    case Op::GT:
+    case Op::GE: return 2;
+    case Op::And:
+    case Op::Or: return 1;
+    case Op::Min:
+    case Op::Max: return 10;  // printed as calls
   }
   return 0;
 }
@@ -45,11 +58,14 @@ std::string print_node(const Expr &e, int outer) {
       return s;
     }
     case ExprKind::Var: return static_cast<const Var *>(e.get())->name;
-    case ExprKind::Cast: return print_type(e->type) + "(" + print_at(static_cast<const Cast *>(e.get())->value, 0) + ")";
+    case ExprKind::Cast:
+      return print_type(e->type) + "(" + print_at(static_cast<const Cast *>(e.get())->value, 0) +
+             ")";
     case ExprKind::Binary: {
       auto *b = static_cast<const Binary *>(e.get());
       if (b->op == Binary::Op::Min || b->op == Binary::Op::Max)
-        return std::string(binary_op_name(b->op)) + "(" + print_at(b->a, 0) + ", " + print_at(b->b, 0) + ")";
+        return std::string(binary_op_name(b->op)) + "(" + print_at(b->a, 0) + ", " +
+               print_at(b->b, 0) + ")";
       int p = precedence(b->op);
       // Left-associative: the right operand needs parentheses at equal precedence.
       std::string s = print_at(b->a, p) + " " + binary_op_name(b->op) + " " + print_at(b->b, p + 1);
@@ -94,8 +110,10 @@ class StmtPrinter : public IRVisitor {
   std::string out;
 
   void visit(const For *op) override {
-    line("for " + op->var + narrowed(op->min->type) + " in [" + print_expr(op->min) + ", " + range_end(op) + ")" +
-         (op->for_kind == ForKind::Serial ? "" : std::string(" ") + for_kind_name(op->for_kind)) + " {");
+    line("for " + op->var + narrowed(op->min->type) + " in [" + print_expr(op->min) + ", " +
+         range_end(op) + ")" +
+         (op->for_kind == ForKind::Serial ? "" : std::string(" ") + for_kind_name(op->for_kind)) +
+         " {");
     nested(op->body);
     line("}");
   }
@@ -116,8 +134,8 @@ class StmtPrinter : public IRVisitor {
     visit_stmt(op->body);
   }
   void visit(const Allocate *op) override {
-    line(std::string(op->local ? "local " : "") + "allocate " + op->buffer + ": " + print_type(op->type) + "[" +
-         std::to_string(op->size) + "]");
+    line(std::string(op->local ? "local " : "") + "allocate " + op->buffer + ": " +
+         print_type(op->type) + "[" + std::to_string(op->size) + "]");
     visit_stmt(op->body);
   }
   void visit(const Barrier *) override { line("barrier"); }
@@ -161,8 +179,9 @@ std::string print_kernel(const Kernel &k) {
   std::string s = "kernel " + k.name + "(";
   for (size_t i = 0; i < k.params.size(); ++i) {
     const auto &p = k.params[i];
-    s += (i ? ", " : "") + p.name + ": " + std::string(tile::dtype_name(p.dtype)) + "[" + std::to_string(p.elements) +
-         "]" + (p.is_output ? " out" : " in") + (p.grouped_reads ? " grouped" : "");
+    s += (i ? ", " : "") + p.name + ": " + std::string(tile::dtype_name(p.dtype)) + "[" +
+         std::to_string(p.elements) + "]" + (p.is_output ? " out" : " in") +
+         (p.grouped_reads ? " grouped" : "");
   }
   return s + ") {\n" + print_stmt(k.body, 1) + "}\n";
 }

@@ -1,23 +1,28 @@
-#include "compiler/IRMutator.h"
 #include "compiler/IRVisitor.h"
+
+#include "compiler/IRMutator.h"
 
 namespace tessera::compiler {
 
 void IRVisitor::visit_expr(const Expr &e) {
   if (!e) return;
   switch (e->kind) {
+    // clang-format off
 #define LOOP_EXPR(Name) \
   case ExprKind::Name: return visit(static_cast<const Name *>(e.get()));
 #include "compiler/IR.def"
+    // clang-format on
   }
 }
 
 void IRVisitor::visit_stmt(const Stmt &s) {
   if (!s) return;
   switch (s->kind) {
+    // clang-format off
 #define LOOP_STMT(Name) \
   case StmtKind::Name: return visit(static_cast<const Name *>(s.get()));
 #include "compiler/IR.def"
+    // clang-format on
   }
 }
 
@@ -36,7 +41,9 @@ void IRVisitor::visit(const Call *op) {
 }
 void IRVisitor::visit(const Broadcast *op) { visit_expr(op->value); }
 void IRVisitor::visit(const Ramp *op) { visit_expr(op->base), visit_expr(op->stride); }
-void IRVisitor::visit(const For *op) { visit_expr(op->min), visit_expr(op->extent), visit_stmt(op->body); }
+void IRVisitor::visit(const For *op) {
+  visit_expr(op->min), visit_expr(op->extent), visit_stmt(op->body);
+}
 void IRVisitor::visit(const IfThenElse *op) {
   visit_expr(op->cond), visit_stmt(op->then_case), visit_stmt(op->else_case);
 }
@@ -54,7 +61,8 @@ Expr IRMutator::mutate(const Expr &e) {
   if (!e) return e;
   switch (e->kind) {
 #define LOOP_EXPR(Name) \
-  case ExprKind::Name: return visit(static_cast<const Name *>(e.get()), e);
+  case ExprKind::Name:  \
+    return visit(static_cast<const Name *>(e.get()), e);
 #include "compiler/IR.def"
   }
   return e;
@@ -64,7 +72,8 @@ Stmt IRMutator::mutate(const Stmt &s) {
   if (!s) return s;
   switch (s->kind) {
 #define LOOP_STMT(Name) \
-  case StmtKind::Name: return visit(static_cast<const Name *>(s.get()), s);
+  case StmtKind::Name:  \
+    return visit(static_cast<const Name *>(s.get()), s);
 #include "compiler/IR.def"
   }
   return s;
@@ -102,7 +111,8 @@ Expr IRMutator::visit(const Call *op, const Expr &self) {
     changed |= args.back() != a;
   }
   if (!changed) return self;
-  return Call::make(op->type.with_lanes(args.empty() ? op->type.lanes : args[0]->type.lanes), op->op, args);
+  return Call::make(op->type.with_lanes(args.empty() ? op->type.lanes : args[0]->type.lanes),
+                    op->op, args);
 }
 Expr IRMutator::visit(const Broadcast *op, const Expr &self) {
   Expr v = mutate(op->value);

@@ -59,14 +59,15 @@ const tile::BoundStatement &statement(const tile::BoundProgram &p, const std::st
   throw tile::Error("error: no statement defines '" + name + "'");
 }
 
-std::vector<BufferInfo> buffers_of(const tile::BoundProgram &program, std::set<std::string> touched) {
+std::vector<BufferInfo> buffers_of(const tile::BoundProgram &program,
+                                   std::set<std::string> touched) {
   std::set<std::string> inputs, outputs;
   for (const auto &[name, t] : program.inputs) inputs.insert(name);
   for (const auto &[name, t] : program.outputs) outputs.insert(name), touched.insert(name);
   std::vector<BufferInfo> buffers;
   for (const auto &name : touched) {
     const auto &t = program.type_of(name);
-    auto role = outputs.count(name) ? BufferInfo::Role::Output
+    auto role = outputs.count(name)  ? BufferInfo::Role::Output
                 : inputs.count(name) ? BufferInfo::Role::Input
                                      : BufferInfo::Role::Temp;
     buffers.push_back({name, t.dtype, t.elements(), role});
@@ -96,7 +97,8 @@ void touch_host_statement(const tile::BoundStatement &s, std::set<std::string> &
 
 }  // namespace
 
-ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target, const LowerLog &log) {
+ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target,
+                         const LowerLog &log) {
   ProgramPlan out;
   FusionPlan plan = plan_fusion(program);
   if (log) {
@@ -114,8 +116,8 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
     step.name = s.output;
     for (const auto &[name, owner] : plan.owner)
       if (owner == s.output) step.fused.push_back(name);
-    const bool special =
-        !s.is_contraction() && s.expr()->kind == tile::Expr::Kind::Call && tile::is_special(s.expr()->op);
+    const bool special = !s.is_contraction() && s.expr()->kind == tile::Expr::Kind::Call &&
+                         tile::is_special(s.expr()->op);
     if (special || assign_may_write_twice(program, s)) {
       auto body = special ? lower_special(program, s) : std::nullopt;
       if (!body) {
@@ -126,17 +128,24 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
       }
       step.kind = PlannedStep::Kind::Fixed;
       step.body = *body;
-      step.writes_whole_output = true;  // every special stores each element (scatter clears its output first)
+      step.writes_whole_output =
+          true;  // every special stores each element (scatter clears its output first)
       if (log) log("lower " + s.output, print_stmt(step.body));
     } else {
       auto fused = plan.contraction_of.find(s.output);
-      if (s.is_contraction()) step.nest = contraction_nest(s, s, ctx);
-      else if (fused != plan.contraction_of.end()) step.nest = contraction_nest(statement(program, fused->second), s, ctx);
-      else step.nest = elementwise_nest(s, ctx);
+      if (s.is_contraction())
+        step.nest = contraction_nest(s, s, ctx);
+      else if (fused != plan.contraction_of.end())
+        step.nest = contraction_nest(statement(program, fused->second), s, ctx);
+      else
+        step.nest = elementwise_nest(s, ctx);
       step.kind = PlannedStep::Kind::Scheduled;
-      if (log) log("lower " + s.output, print_stmt(apply_schedule(step.nest, default_schedule(step.nest))));
+      if (log)
+        log("lower " + s.output,
+            print_stmt(apply_schedule(step.nest, default_schedule(step.nest))));
       step.model = choose_schedule(step.nest, target);
-      step.writes_whole_output = step.nest.stores_every_element(program.type_of(step.nest.out_buffer).shape);
+      step.writes_whole_output =
+          step.nest.stores_every_element(program.type_of(step.nest.out_buffer).shape);
     }
     touch_kernel_buffers(step, touched);
     out.steps.push_back(std::move(step));
@@ -145,14 +154,17 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
   return out;
 }
 
-Kernel step_kernel(const tile::BoundProgram &program, const PlannedStep &step, const Schedule &schedule) {
-  TESSERA_INTERNAL_ASSERT(step.kind != PlannedStep::Kind::Host, "host step " + step.name + " has no kernel");
-  Stmt body = step.kind == PlannedStep::Kind::Fixed ? step.body : apply_schedule(step.nest, schedule);
+Kernel step_kernel(const tile::BoundProgram &program, const PlannedStep &step,
+                   const Schedule &schedule) {
+  TESSERA_INTERNAL_ASSERT(step.kind != PlannedStep::Kind::Host,
+                          "host step " + step.name + " has no kernel");
+  Stmt body =
+      step.kind == PlannedStep::Kind::Fixed ? step.body : apply_schedule(step.nest, schedule);
   return make_kernel(program, step.name, body);
 }
 
-Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned, const Schedule &schedule,
-                   const Target &target) {
+Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned,
+                   const Schedule &schedule, const Target &target) {
   Step step;
   step.fused = planned.fused;
   step.writes_whole_output = planned.writes_whole_output;
@@ -181,13 +193,15 @@ LoweredProgram host_program(const tile::BoundProgram &program) {
   return out;
 }
 
-LoweredProgram lower(const tile::BoundProgram &program, const Target &target, const LowerOptions &options) {
+LoweredProgram lower(const tile::BoundProgram &program, const Target &target,
+                     const LowerOptions &options) {
   ProgramPlan plan = plan_program(program, target, options.log);
   LoweredProgram out{plan.buffers, {}};
   for (const auto &planned : plan.steps) {
     Schedule schedule = planned.model;
     if (planned.kind == PlannedStep::Kind::Scheduled && options.choose)
-      schedule = options.choose(planned.nest, step_kernel(program, planned, planned.model), planned.model);
+      schedule =
+          options.choose(planned.nest, step_kernel(program, planned, planned.model), planned.model);
     Step step = finished_step(program, planned, schedule, target);
     if (options.log && step.kind == Step::Kind::Kernel) {
       std::string scheduled = print_stmt(step_kernel(program, planned, schedule).body);
@@ -210,7 +224,8 @@ std::set<std::string> written_whole_first(const LoweredProgram &lowered) {
       continue;
     }
     for (const auto &p : step.kernel.params)
-      if (seen.insert(p.name).second && p.is_output && step.writes_whole_output) whole.insert(p.name);
+      if (seen.insert(p.name).second && p.is_output && step.writes_whole_output)
+        whole.insert(p.name);
   }
   return whole;
 }
@@ -226,7 +241,8 @@ std::string print_lowered(const LoweredProgram &lowered) {
     std::string note;
     for (const auto &f : step.fused)
       if (f != step.kernel.name) note += (note.empty() ? "" : ", ") + f;
-    out += "// step " + std::to_string(i) + ": " + step.kernel.name + (note.empty() ? "" : " (fuses " + note + ")") + "\n";
+    out += "// step " + std::to_string(i) + ": " + step.kernel.name +
+           (note.empty() ? "" : " (fuses " + note + ")") + "\n";
     if (!step.schedule.tile_sizes.empty()) out += "// schedule " + step.schedule.to_json() + "\n";
     out += print_kernel(step.kernel);
   }

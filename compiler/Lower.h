@@ -65,16 +65,18 @@ using LowerLog = std::function<void(const std::string &pass, const std::string &
 
 /// Fusion, then per kernel its loop nest and the cost model's schedule for `target`. Throws
 /// tile::Error for a program the compiler cannot handle (with the statement's source location).
-ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target, const LowerLog &log = {});
+ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target,
+                         const LowerLog &log = {});
 
 /// The kernel of a Scheduled step under `schedule`, or of a Fixed step: its loops, and its params
 /// (outputs first, then inputs, each in name order) from the buffers the loops touch. Not finished
 /// (compiler/Finish.h).
-Kernel step_kernel(const tile::BoundProgram &program, const PlannedStep &step, const Schedule &schedule = {});
+Kernel step_kernel(const tile::BoundProgram &program, const PlannedStep &step,
+                   const Schedule &schedule = {});
 
 /// A finished step of `planned` under `schedule`: what a device runs.
-Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned, const Schedule &schedule,
-                   const Target &target);
+Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned,
+                   const Schedule &schedule, const Target &target);
 
 /// Every statement a host step: the interpreter's program.
 LoweredProgram host_program(const tile::BoundProgram &program);
@@ -83,11 +85,15 @@ LoweredProgram host_program(const tile::BoundProgram &program);
 /// step (tests force schedules with it).
 struct LowerOptions {
   LowerLog log;
-  std::function<Schedule(const ContractionNest &nest, const Kernel &model_kernel, const Schedule &model)> choose;
+  std::function<Schedule(const ContractionNest &nest, const Kernel &model_kernel,
+                         const Schedule &model)>
+      choose;
 };
 
-/// The whole pipeline with the cost model's schedules (or `options.choose`'s), finished for `target`.
-LoweredProgram lower(const tile::BoundProgram &program, const Target &target, const LowerOptions &options = {});
+/// The whole pipeline with the cost model's schedules (or `options.choose`'s), finished for
+/// `target`.
+LoweredProgram lower(const tile::BoundProgram &program, const Target &target,
+                     const LowerOptions &options = {});
 
 /// The outputs and temporaries that the first step touching them overwrites whole: a device need
 /// not zero-fill them before a run (every other one starts at 0, Tile's unwritten value).

@@ -17,7 +17,8 @@ Type scalar(tile::DType t) { return Type{t, 1}; }
 
 // The flat element offset of `a` into a tensor of `shape`; fractional forms are exact after the
 // divisibility guards.
-Expr access_index(const tile::BoundAccess &a, const std::vector<int64_t> &shape, const std::vector<NestIndex> &ix) {
+Expr access_index(const tile::BoundAccess &a, const std::vector<int64_t> &shape,
+                  const std::vector<NestIndex> &ix) {
   Expr idx;
   int64_t stride = 1;
   for (size_t d = shape.size(); d-- > 0;) {
@@ -58,7 +59,8 @@ ContractionNest contraction_nest(const tile::BoundStatement &s, const tile::Boun
   n.name = root.output;
   size_t r = c.output.dims.size();
   for (size_t j = 0; j < c.indices.size(); ++j)
-    n.indices.push_back({c.indices[j], b.lo[j], std::max<int64_t>(b.hi[j] - b.lo[j] + 1, 0), j < r});
+    n.indices.push_back(
+        {c.indices[j], b.lo[j], std::max<int64_t>(b.hi[j] - b.lo[j] + 1, 0), j < r});
   n.guards = b.guards;
   n.divisibility = b.divisibility;
   n.empty = b.empty;
@@ -75,11 +77,14 @@ ContractionNest contraction_nest(const tile::BoundStatement &s, const tile::Boun
   auto as_acc = [&](Expr e) { return convert_value(e, n.acc_type.dtype); };
   auto equal = [&]() {
     tile::DType a = loads[0]->type.dtype, bb = loads[1]->type.dtype;
-    tile::DType dom = tile::is_float(a) || tile::is_float(bb) ? tile::DType::Float64 : tile::DType::Int64;
+    tile::DType dom =
+        tile::is_float(a) || tile::is_float(bb) ? tile::DType::Float64 : tile::DType::Int64;
     return Binary::make(Op::EQ, convert_value(loads[0], dom), convert_value(loads[1], dom));
   };
-  Expr zero = tile::is_float(n.acc_type.dtype) ? FloatImm::make(n.acc_type, 0) : IntImm::make(n.acc_type, 0);
-  Expr one = tile::is_float(n.acc_type.dtype) ? FloatImm::make(n.acc_type, 1) : IntImm::make(n.acc_type, 1);
+  Expr zero = tile::is_float(n.acc_type.dtype) ? FloatImm::make(n.acc_type, 0)
+                                               : IntImm::make(n.acc_type, 0);
+  Expr one = tile::is_float(n.acc_type.dtype) ? FloatImm::make(n.acc_type, 1)
+                                              : IntImm::make(n.acc_type, 1);
   switch (c.comb) {
     case CombOp::None: n.value = as_acc(loads[0]); break;
     case CombOp::Mul: n.value = Binary::make(Op::Mul, as_acc(loads[0]), as_acc(loads[1])); break;

@@ -14,14 +14,16 @@ Type scalar(tile::DType t) { return Type{t, 1}; }
 
 Expr literal(const tile::BoundExpr &e, tile::DType t) {
   bool is_int = e.kind == tile::Expr::Kind::Int;
-  if (tile::is_float(t)) return FloatImm::make(scalar(t), is_int ? static_cast<double>(e.int_value) : e.float_value);
-  if (t == tile::DType::Bool) return IntImm::make(scalar(t), is_int ? e.int_value != 0 : e.float_value != 0);
+  if (tile::is_float(t))
+    return FloatImm::make(scalar(t), is_int ? static_cast<double>(e.int_value) : e.float_value);
+  if (t == tile::DType::Bool)
+    return IntImm::make(scalar(t), is_int ? e.int_value != 0 : e.float_value != 0);
   return IntImm::make(scalar(t), is_int ? e.int_value : static_cast<int64_t>(e.float_value));
 }
 
 // An argument in the dtype `t` the node computes in; literals are built there directly.
-Expr arg_in(const tile::BoundExpr &a, tile::DType t, const std::vector<Expr> &coords, const ElementwiseContext &ctx,
-            const std::vector<int64_t> &shape) {
+Expr arg_in(const tile::BoundExpr &a, tile::DType t, const std::vector<Expr> &coords,
+            const ElementwiseContext &ctx, const std::vector<int64_t> &shape) {
   if (a.kind == tile::Expr::Kind::Int || a.kind == tile::Expr::Kind::Float) return literal(a, t);
   // The argument's coordinates: broadcast from the right.
   std::vector<Expr> sub;
@@ -62,7 +64,8 @@ Expr broadcast_index(const std::vector<int64_t> &shape, const std::vector<Expr> 
   return idx;
 }
 
-Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords, const ElementwiseContext &ctx) {
+Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords,
+                 const ElementwiseContext &ctx) {
   tile::DType t = e.type.dtype;
   switch (e.kind) {
     case tile::Expr::Kind::Int:
@@ -82,13 +85,16 @@ Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords, cons
   auto arg = [&](size_t i, tile::DType in) { return arg_in(*e.args[i], in, coords, ctx, e.shape); };
   switch (kind) {
     case IntrinsicKind::Cast: {
-      Expr x = lower_value(*e.args[0], [&] {
-        std::vector<Expr> sub;
-        size_t off = e.shape.size() - e.args[0]->shape.size();
-        for (size_t d = 0; d < e.args[0]->shape.size(); ++d)
-          sub.push_back(e.args[0]->shape[d] == 1 ? IntImm::make(0) : coords[off + d]);
-        return sub;
-      }(), ctx);
+      Expr x = lower_value(
+          *e.args[0],
+          [&] {
+            std::vector<Expr> sub;
+            size_t off = e.shape.size() - e.args[0]->shape.size();
+            for (size_t d = 0; d < e.args[0]->shape.size(); ++d)
+              sub.push_back(e.args[0]->shape[d] == 1 ? IntImm::make(0) : coords[off + d]);
+            return sub;
+          }(),
+          ctx);
       if (e.args[0]->kind == tile::Expr::Kind::Int || e.args[0]->kind == tile::Expr::Kind::Float)
         x = literal(*e.args[0], e.args[0]->type.dtype);
       return convert_value(x, t);
@@ -97,15 +103,21 @@ Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords, cons
       tile::ValueType pt = e.args[0]->type;
       for (const auto &a : e.args) pt = tile::promote(pt, a->type);
       Expr a = arg(0, pt.dtype), b = arg(1, pt.dtype);
-      Op op = e.op == Intrinsic::CmpEq ? Op::EQ : e.op == Intrinsic::CmpNe ? Op::NE : e.op == Intrinsic::CmpLt ? Op::LT
-            : e.op == Intrinsic::CmpGt ? Op::GT : e.op == Intrinsic::CmpLe ? Op::LE : Op::GE;
+      Op op = e.op == Intrinsic::CmpEq   ? Op::EQ
+              : e.op == Intrinsic::CmpNe ? Op::NE
+              : e.op == Intrinsic::CmpLt ? Op::LT
+              : e.op == Intrinsic::CmpGt ? Op::GT
+              : e.op == Intrinsic::CmpLe ? Op::LE
+                                         : Op::GE;
       return Binary::make(op, a, b);
     }
     case IntrinsicKind::Select: {
       const auto &c = *e.args[0];
-      Expr cond = c.kind == tile::Expr::Kind::Int || c.kind == tile::Expr::Kind::Float
-                      ? IntImm::make(Type::boolean(), c.kind == tile::Expr::Kind::Int ? c.int_value != 0 : c.float_value != 0)
-                      : truthy(arg(0, c.type.dtype));
+      Expr cond =
+          c.kind == tile::Expr::Kind::Int || c.kind == tile::Expr::Kind::Float
+              ? IntImm::make(Type::boolean(), c.kind == tile::Expr::Kind::Int ? c.int_value != 0
+                                                                              : c.float_value != 0)
+              : truthy(arg(0, c.type.dtype));
       return Select::make(cond, arg(1, t), arg(2, t));
     }
     case IntrinsicKind::Special:
@@ -120,13 +132,23 @@ Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords, cons
   bool is_bool = t == tile::DType::Bool;
   switch (e.op) {
     case Intrinsic::Ident: return args[0];
-    case Intrinsic::Add: if (!is_bool) return Binary::make(Op::Add, args[0], args[1]); break;
-    case Intrinsic::Sub: if (!is_bool) return Binary::make(Op::Sub, args[0], args[1]); break;
-    case Intrinsic::Mul: if (!is_bool) return Binary::make(Op::Mul, args[0], args[1]); break;
+    case Intrinsic::Add:
+      if (!is_bool) return Binary::make(Op::Add, args[0], args[1]);
+      break;
+    case Intrinsic::Sub:
+      if (!is_bool) return Binary::make(Op::Sub, args[0], args[1]);
+      break;
+    case Intrinsic::Mul:
+      if (!is_bool) return Binary::make(Op::Mul, args[0], args[1]);
+      break;
     case Intrinsic::BitAnd: return Binary::make(is_bool ? Op::And : Op::BitAnd, args[0], args[1]);
     case Intrinsic::BitOr: return Binary::make(is_bool ? Op::Or : Op::BitOr, args[0], args[1]);
-    case Intrinsic::BitXor: return is_bool ? Binary::make(Op::NE, args[0], args[1]) : Binary::make(Op::BitXor, args[0], args[1]);
-    case Intrinsic::BitNot: if (is_bool) return Not::make(args[0]); break;
+    case Intrinsic::BitXor:
+      return is_bool ? Binary::make(Op::NE, args[0], args[1])
+                     : Binary::make(Op::BitXor, args[0], args[1]);
+    case Intrinsic::BitNot:
+      if (is_bool) return Not::make(args[0]);
+      break;
     default: break;
   }
   // Everything else keeps the interpreter's exact semantics through Call (integer division

@@ -23,7 +23,8 @@ struct ElementwiseContext {
 Expr broadcast_index(const std::vector<int64_t> &shape, const std::vector<Expr> &coords);
 
 /// The value of `e` at `coords` (one i64 expression per dimension of e.shape), in e's dtype.
-Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords, const ElementwiseContext &ctx);
+Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords,
+                 const ElementwiseContext &ctx);
 
 /// `e` converted as the interpreter converts (bool targets test != 0).
 Expr convert_value(Expr e, tile::DType to);

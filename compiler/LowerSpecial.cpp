@@ -20,7 +20,8 @@ Stmt loops(const std::vector<int64_t> &shape, F body) {
   for (size_t d = 0; d < shape.size(); ++d) coords.push_back(var("i" + std::to_string(d)));
   Stmt s = body(coords);
   for (size_t d = shape.size(); d-- > 0;)
-    s = For::make("i" + std::to_string(d), imm(0), imm(shape[d]), d == 0 ? ForKind::Parallel : ForKind::Serial, s);
+    s = For::make("i" + std::to_string(d), imm(0), imm(shape[d]),
+                  d == 0 ? ForKind::Parallel : ForKind::Serial, s);
   return s;
 }
 
@@ -35,7 +36,8 @@ std::optional<Stmt> lower_special(const tile::BoundProgram &p, const tile::Bound
   const tile::BoundExpr &e = *s.expr();
   Type out = scalar(s.type.dtype);
   auto ref_arg = [&](size_t i) -> const tile::BoundExpr * {
-    return i < e.args.size() && e.args[i]->kind == tile::Expr::Kind::Ref ? e.args[i].get() : nullptr;
+    return i < e.args.size() && e.args[i]->kind == tile::Expr::Kind::Ref ? e.args[i].get()
+                                                                         : nullptr;
   };
   if (s.type.elements() == 0) return std::nullopt;
   switch (e.op) {
@@ -44,7 +46,8 @@ std::optional<Stmt> lower_special(const tile::BoundProgram &p, const tile::Bound
       if (!x) return std::nullopt;
       auto t = p.type_of(x->name);
       return simplify(loops({s.type.elements()}, [&](const std::vector<Expr> &c) {
-        return Store::make(s.output, c[0], convert_value(Load::make(scalar(t.dtype), x->name, c[0]), s.type.dtype));
+        return Store::make(s.output, c[0],
+                           convert_value(Load::make(scalar(t.dtype), x->name, c[0]), s.type.dtype));
       }));
     }
     case Intrinsic::Shape: {
@@ -69,10 +72,12 @@ std::optional<Stmt> lower_special(const tile::BoundProgram &p, const tile::Bound
       std::vector<int64_t> row_shape(xt.shape.begin() + 1, xt.shape.end());
       return simplify(loops(s.type.shape, [&](const std::vector<Expr> &c) {
         std::vector<Expr> ic(c.begin(), c.begin() + ir), rc(c.begin() + ir, c.end());
-        Expr row = clamp_index(Load::make(scalar(it.dtype), idx->name, broadcast_index(it.shape, ic)), xt.shape[0]);
+        Expr row = clamp_index(
+            Load::make(scalar(it.dtype), idx->name, broadcast_index(it.shape, ic)), xt.shape[0]);
         int64_t row_elems = 1;
         for (int64_t d : row_shape) row_elems *= d;
-        Expr src = Binary::make(Op::Add, Binary::make(Op::Mul, row, imm(row_elems)), broadcast_index(row_shape, rc));
+        Expr src = Binary::make(Op::Add, Binary::make(Op::Mul, row, imm(row_elems)),
+                                broadcast_index(row_shape, rc));
         return Store::make(s.output, broadcast_index(s.type.shape, c),
                            convert_value(Load::make(scalar(xt.dtype), x->name, src), s.type.dtype));
       }));
@@ -84,13 +89,21 @@ std::optional<Stmt> lower_special(const tile::BoundProgram &p, const tile::Bound
       int64_t row = 1;
       for (size_t d = 1; d < s.type.shape.size(); ++d) row *= s.type.shape[d];
       Expr zero = tile::is_float(out.dtype) ? FloatImm::make(out, 0) : IntImm::make(out, 0);
-      Stmt clear = For::make("i", imm(0), imm(s.type.elements()), ForKind::Serial, Store::make(s.output, var("i"), zero));
+      Stmt clear = For::make("i", imm(0), imm(s.type.elements()), ForKind::Serial,
+                             Store::make(s.output, var("i"), zero));
       // Serial: two indices may name one row, so rows are accumulated in index order.
-      Expr dst = Binary::make(Op::Add, Binary::make(Op::Mul, clamp_index(Load::make(scalar(it.dtype), idx->name, var("n")), s.type.shape[0]), imm(row)), var("r"));
+      Expr dst =
+          Binary::make(Op::Add,
+                       Binary::make(Op::Mul,
+                                    clamp_index(Load::make(scalar(it.dtype), idx->name, var("n")),
+                                                s.type.shape[0]),
+                                    imm(row)),
+                       var("r"));
       Expr src = Binary::make(Op::Add, Binary::make(Op::Mul, var("n"), imm(row)), var("r"));
-      Stmt acc = Store::make(s.output, dst,
-                             Binary::make(Op::Add, Load::make(out, s.output, dst),
-                                          convert_value(Load::make(scalar(xt.dtype), x->name, src), out.dtype)));
+      Stmt acc = Store::make(
+          s.output, dst,
+          Binary::make(Op::Add, Load::make(out, s.output, dst),
+                       convert_value(Load::make(scalar(xt.dtype), x->name, src), out.dtype)));
       Stmt body = For::make("n", imm(0), imm(it.elements()), ForKind::Serial,
                             For::make("r", imm(0), imm(row), ForKind::Serial, acc));
       return simplify(Block::make({clear, body}));

@@ -82,7 +82,8 @@ class Narrower : public IRMutator {
         auto *s = as<Select>(e);
         auto a = narrow(s->true_value), b = narrow(s->false_value);
         if (!a || !b) return std::nullopt;
-        return Narrowed{Select::make(mutate(s->cond), a->e, b->e), {std::min(a->r.lo, b->r.lo), std::max(a->r.hi, b->r.hi)}};
+        return Narrowed{Select::make(mutate(s->cond), a->e, b->e),
+                        {std::min(a->r.lo, b->r.lo), std::max(a->r.hi, b->r.hi)}};
       }
       case ExprKind::Broadcast: {
         auto *b = as<Broadcast>(e);
@@ -95,8 +96,9 @@ class Narrower : public IRMutator {
         auto base = narrow(rp->base), stride = narrow(rp->stride);
         if (!base || !stride) return std::nullopt;
         __int128 n = e->type.lanes - 1;
-        auto r = fit32(std::min<__int128>(base->r.lo + std::min<__int128>(0, n * stride->r.lo), base->r.lo),
-                       std::max<__int128>(base->r.hi + std::max<__int128>(0, n * stride->r.hi), base->r.hi));
+        auto r = fit32(
+            std::min<__int128>(base->r.lo + std::min<__int128>(0, n * stride->r.lo), base->r.lo),
+            std::max<__int128>(base->r.hi + std::max<__int128>(0, n * stride->r.hi), base->r.hi));
         if (!r) return std::nullopt;
         return Narrowed{Ramp::make(base->e, stride->e, e->type.lanes), *r};
       }
@@ -122,7 +124,8 @@ class Narrower : public IRMutator {
       }
       case Op::Div: {
         if (blo <= 0) return std::nullopt;  // floor division by positive divisors only
-        __int128 c[] = {floor_div(alo, blo), floor_div(alo, bhi), floor_div(ahi, blo), floor_div(ahi, bhi)};
+        __int128 c[] = {floor_div(alo, blo), floor_div(alo, bhi), floor_div(ahi, blo),
+                        floor_div(ahi, bhi)};
         r = fit32(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
         break;
       }
@@ -147,13 +150,14 @@ class Narrower : public IRMutator {
   }
   Expr visit(const Cast *op, const Expr &self) override {
     // Converting the same value from int32 gives what converting it from int64 did.
-    if (auto n = narrow(op->value)) return n->e->type == op->type ? n->e : Cast::make(op->type, n->e);
+    if (auto n = narrow(op->value))
+      return n->e->type == op->type ? n->e : Cast::make(op->type, n->e);
     return IRMutator::visit(op, self);
   }
   Expr visit(const Binary *op, const Expr &self) override {
     using Op = Binary::Op;
-    bool compare = op->op == Op::EQ || op->op == Op::NE || op->op == Op::LT || op->op == Op::LE || op->op == Op::GT ||
-                   op->op == Op::GE;
+    bool compare = op->op == Op::EQ || op->op == Op::NE || op->op == Op::LT || op->op == Op::LE ||
+                   op->op == Op::GT || op->op == Op::GE;
     if (compare && op->a->type.dtype == DType::Int64) {
       auto x = narrow(op->a), y = narrow(op->b);
       if (x && y) return Binary::make(op->op, x->e, y->e);
@@ -174,7 +178,8 @@ class Narrower : public IRMutator {
     auto lo = narrow(op->min), ext = narrow(op->extent);
     std::optional<Range> range;
     // The printed loop compares the variable with min + extent: that sum must fit too.
-    if (lo && ext && fit32(__int128(lo->r.lo) + ext->r.lo, __int128(lo->r.hi) + ext->r.hi).has_value())
+    if (lo && ext &&
+        fit32(__int128(lo->r.lo) + ext->r.lo, __int128(lo->r.hi) + ext->r.hi).has_value())
       range = Range{lo->r.lo, std::max(lo->r.lo, lo->r.hi + std::max<int64_t>(0, ext->r.hi - 1))};
     vars[op->var].push_back(range);
     Stmt body = mutate(op->body);

@@ -46,13 +46,17 @@ Expr constant(Type t, double v) {
 
 template <typename T>
 Expr int_limit(Type t, bool lowest) {
-  return IntImm::make(t, static_cast<int64_t>(lowest ? std::numeric_limits<T>::min() : std::numeric_limits<T>::max()));
+  return IntImm::make(t, static_cast<int64_t>(lowest ? std::numeric_limits<T>::min()
+                                                     : std::numeric_limits<T>::max()));
 }
 
 Expr extreme(Type t, bool lowest) {
   switch (t.dtype) {
-    case DType::Float16: case DType::Float32: case DType::Float64:
-      return FloatImm::make(t, lowest ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
+    case DType::Float16:
+    case DType::Float32:
+    case DType::Float64:
+      return FloatImm::make(t, lowest ? -std::numeric_limits<double>::infinity()
+                                      : std::numeric_limits<double>::infinity());
     case DType::Bool: return IntImm::make(t, lowest ? 0 : 1);
     case DType::Int8: return int_limit<int8_t>(t, lowest);
     case DType::Int16: return int_limit<int16_t>(t, lowest);
@@ -70,7 +74,8 @@ Expr extreme(Type t, bool lowest) {
 
 Expr identity_of(AggOp agg, Type t) {
   switch (agg) {
-    case AggOp::Sum: case AggOp::Assign: return constant(t, 0);
+    case AggOp::Sum:
+    case AggOp::Assign: return constant(t, 0);
     case AggOp::Prod: return constant(t, 1);
     case AggOp::Max: return extreme(t, true);
     case AggOp::Min: return extreme(t, false);
@@ -92,7 +97,8 @@ Expr aggregate(AggOp agg, Expr acc, Expr v) {
   return v;
 }
 
-Expr linear_expr(const std::vector<int64_t> &coeffs, int64_t c, const std::vector<NestIndex> &indices) {
+Expr linear_expr(const std::vector<int64_t> &coeffs, int64_t c,
+                 const std::vector<NestIndex> &indices) {
   Expr e;
   for (size_t j = 0; j < coeffs.size(); ++j) {
     if (coeffs[j] == 0) continue;

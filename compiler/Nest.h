@@ -29,20 +29,20 @@ struct ContractionNest {
   std::vector<Divisibility> divisibility;
   tile::AggOp agg = tile::AggOp::Assign;
   Type acc_type;
-  Expr value;           // over Var(index name, i64)
-  Type result_type;     // the contraction's dtype: the accumulator is cast to it
-  Expr unwritten;       // in result_type; null means 0
-  Expr epilogue;        // in the stored dtype; null means Var kAccName itself
+  Expr value;        // over Var(index name, i64)
+  Type result_type;  // the contraction's dtype: the accumulator is cast to it
+  Expr unwritten;    // in result_type; null means 0
+  Expr epilogue;     // in the stored dtype; null means Var kAccName itself
   std::string out_buffer;
-  Expr out_index;       // flat, over the output index vars
-  bool empty = false;   // no valid point: every element is unwritten
+  Expr out_index;      // flat, over the output index vars
+  bool empty = false;  // no valid point: every element is unwritten
 
   size_t outputs() const;
   /// Whether an element can be unwritten and its unwritten value differs from the identity.
   bool needs_written_flag() const;
   /// Whether the nest's kernel stores every element of its output buffer (of `shape`) whatever the
-  /// inputs: the output box is the whole tensor (elements no point reaches are stored as unwritten).
-  /// A device need not zero-fill such a buffer first.
+  /// inputs: the output box is the whole tensor (elements no point reaches are stored as
+  /// unwritten). A device need not zero-fill such a buffer first.
   bool stores_every_element(const std::vector<int64_t> &shape) const;
   /// Whether no guard or divisibility condition involves index `j` (it can be tiled and
   /// vectorized freely).
@@ -57,6 +57,7 @@ Expr identity_of(tile::AggOp agg, Type t);
 Expr aggregate(tile::AggOp agg, Expr acc, Expr v);
 
 /// An integer expression `sum coeffs[j] * index_j + constant` over the nest's index vars.
-Expr linear_expr(const std::vector<int64_t> &coeffs, int64_t constant, const std::vector<NestIndex> &indices);
+Expr linear_expr(const std::vector<int64_t> &coeffs, int64_t constant,
+                 const std::vector<NestIndex> &indices);
 
 }  // namespace tessera::compiler

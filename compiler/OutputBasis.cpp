@@ -38,7 +38,8 @@ bool independent(std::vector<std::vector<Rational>> &basis, std::vector<Rational
     Rational f = row[p] / b[p];
     for (size_t j = 0; j < row.size(); ++j) row[j] = row[j] - f * b[j];
   }
-  if (std::all_of(row.begin(), row.end(), [](Rational r) { return r == Rational(0); })) return false;
+  if (std::all_of(row.begin(), row.end(), [](Rational r) { return r == Rational(0); }))
+    return false;
   basis.push_back(row);
   // Keep the basis in echelon form by pivot position.
   std::sort(basis.begin(), basis.end(), [](const auto &x, const auto &y) {
@@ -178,7 +179,8 @@ BasisChange change_output_basis(const tile::BoundContraction &c) {
     t.coeffs[sel[i]] = Rational(scale[sel[i]]);
     t.constant = Rational(-shift[sel[i]]);
     for (size_t j = 0; j < i; ++j) {
-      for (size_t v = 0; v < nv; ++v) t.coeffs[v] = t.coeffs[v] - Rational(M[i][j]) * y[j].coeffs[v];
+      for (size_t v = 0; v < nv; ++v)
+        t.coeffs[v] = t.coeffs[v] - Rational(M[i][j]) * y[j].coeffs[v];
       t.constant = t.constant - Rational(M[i][j]) * y[j].constant;
     }
     for (auto &q : t.coeffs) q = q / Rational(M[i][i]);
@@ -198,7 +200,8 @@ BasisChange change_output_basis(const tile::BoundContraction &c) {
     x[j].coeffs.assign(nv, Rational(0));
     for (size_t m = 0; m < n; ++m) {
       if (U[j][m] == 0) continue;
-      for (size_t v = 0; v < nv; ++v) x[j].coeffs[v] = x[j].coeffs[v] + Rational(U[j][m]) * y[m].coeffs[v];
+      for (size_t v = 0; v < nv; ++v)
+        x[j].coeffs[v] = x[j].coeffs[v] + Rational(U[j][m]) * y[m].coeffs[v];
       x[j].constant = x[j].constant + Rational(U[j][m]) * y[m].constant;
     }
   }

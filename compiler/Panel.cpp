@@ -51,7 +51,9 @@ class ReplaceLoad : public IRMutator {
  public:
   ReplaceLoad(const Load *target, Expr with) : target_(target), with_(std::move(with)) {}
   using IRMutator::visit;
-  Expr visit(const Load *op, const Expr &self) override { return op == target_ ? with_ : IRMutator::visit(op, self); }
+  Expr visit(const Load *op, const Expr &self) override {
+    return op == target_ ? with_ : IRMutator::visit(op, self);
+  }
 
  private:
   const Load *target_;
@@ -60,7 +62,8 @@ class ReplaceLoad : public IRMutator {
 
 }  // namespace
 
-std::vector<Packable> packable_loads(const ContractionNest &n, int v, const std::vector<int> &reds) {
+std::vector<Packable> packable_loads(const ContractionNest &n, int v,
+                                     const std::vector<int> &reds) {
   const NestIndex &vx = n.indices[v];
   std::vector<Packable> found;
   VarsOf all;
@@ -73,7 +76,8 @@ std::vector<Packable> packable_loads(const ContractionNest &n, int v, const std:
     bool only = true;
     for (const auto &name : uses.names) {
       if (name == vx.name) continue;
-      auto it = std::find_if(reds.begin(), reds.end(), [&](int j) { return n.indices[j].name == name; });
+      auto it =
+          std::find_if(reds.begin(), reds.end(), [&](int j) { return n.indices[j].name == name; });
       if (it == reds.end()) only = false;
     }
     for (int j : reds)
@@ -100,22 +104,28 @@ std::vector<Packable> packable_loads(const ContractionNest &n, int v, const std:
   return found;
 }
 
-Expr replace_load(const Expr &e, const Load *target, Expr with) { return ReplaceLoad(target, std::move(with)).mutate(e); }
+Expr replace_load(const Expr &e, const Load *target, Expr with) {
+  return ReplaceLoad(target, std::move(with)).mutate(e);
+}
 
 Expr panel_offset(const ContractionNest &n, const Packable &p, int64_t T) {
   Expr flat = imm(0);
   for (int j : p.mine)
-    flat = bin(Op::Add, bin(Op::Mul, flat, imm(n.indices[j].extent)), bin(Op::Sub, var(n.indices[j].name), imm(n.indices[j].lo)));
+    flat = bin(Op::Add, bin(Op::Mul, flat, imm(n.indices[j].extent)),
+               bin(Op::Sub, var(n.indices[j].name), imm(n.indices[j].lo)));
   return bin(Op::Mul, flat, imm(T));
 }
 
-Stmt panel_fill(const ContractionNest &n, int v, const Packable &p, const std::string &buffer, int64_t T, int width,
-                const Expr &first) {
+Stmt panel_fill(const ContractionNest &n, int v, const Packable &p, const std::string &buffer,
+                int64_t T, int width, const Expr &first) {
   const NestIndex &vx = n.indices[v];
-  Expr lane = T > width ? bin(Op::Add, bin(Op::Mul, var(vx.name + "_pu"), imm(width)), var(vx.name + "_pv")) : var(vx.name + "_pv");
+  Expr lane =
+      T > width ? bin(Op::Add, bin(Op::Mul, var(vx.name + "_pu"), imm(width)), var(vx.name + "_pv"))
+                : var(vx.name + "_pv");
   const Load *l = p.load;
-  Stmt fill = Store::make(buffer, bin(Op::Add, panel_offset(n, p, T), lane),
-                          Load::make(l->type, l->buffer, substitute(l->index, {{vx.name, bin(Op::Add, first, lane)}})));
+  Stmt fill = Store::make(
+      buffer, bin(Op::Add, panel_offset(n, p, T), lane),
+      Load::make(l->type, l->buffer, substitute(l->index, {{vx.name, bin(Op::Add, first, lane)}})));
   fill = For::make(vx.name + "_pv", imm(0), imm(width), ForKind::Vectorized, fill);
   if (T > width) fill = For::make(vx.name + "_pu", imm(0), imm(T / width), ForKind::Unrolled, fill);
   for (size_t m = p.mine.size(); m-- > 0;) {
@@ -128,7 +138,8 @@ Stmt panel_fill(const ContractionNest &n, int v, const Packable &p, const std::s
 int gpu_panel_row(const ContractionNest &n, const Schedule &s) {
   int v = s.vector_index;
   size_t r = n.outputs();
-  if (v < 0 || n.empty || !n.divisibility.empty() || s.use_local_memory || s.tile_sizes.size() != n.indices.size())
+  if (v < 0 || n.empty || !n.divisibility.empty() || s.use_local_memory ||
+      s.tile_sizes.size() != n.indices.size())
     return -1;
   int row = -1;
   for (int j : s.loop_order)
@@ -147,7 +158,8 @@ void shift_indices(ContractionNest &c, const std::map<std::string, Expr> &shift)
   if (c.unwritten) c.unwritten = substitute(c.unwritten, shift);
 }
 
-std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s, const std::string &blk,
+std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s,
+                                    const std::string &blk,
                                     const std::function<bool(int64_t, int64_t)> &accept) {
   int v = s.vector_index;
   const NestIndex vx = n.indices[v];
@@ -166,12 +178,14 @@ std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s,
     const std::string lane = "#lane";
     std::map<std::string, Expr> shift = {{vx.name, bin(Op::Add, var(blk), var(vx.name))}};
     ContractionNest &c = t.nest;
-    c.value = replace_load(n.value, l, Load::make(l->type, t.buffer, bin(Op::Add, panel_offset(n, p, T), var(lane))));
+    c.value = replace_load(
+        n.value, l, Load::make(l->type, t.buffer, bin(Op::Add, panel_offset(n, p, T), var(lane))));
     shift_indices(c, shift);
     c.value = substitute(c.value, {{lane, var(vx.name)}});
     c.indices[v].lo = 0;
     c.indices[v].extent = T;
-    t.fill = simplify(vectorize_loops(simplify(panel_fill(n, v, p, t.buffer, T, s.vector_width, var(blk)))));
+    t.fill = simplify(
+        vectorize_loops(simplify(panel_fill(n, v, p, t.buffer, T, s.vector_width, var(blk)))));
     return t;
   }
   return std::nullopt;

@@ -36,8 +36,8 @@ Expr panel_offset(const ContractionNest &n, const Packable &p, int64_t T);
 
 /// Copies the panel of the tile of vector index `v` whose first value is `first` into `buffer`
 /// (a Vectorized loop of `width` lanes, not yet passed through vectorize_loops).
-Stmt panel_fill(const ContractionNest &n, int v, const Packable &p, const std::string &buffer, int64_t T, int width,
-                const Expr &first);
+Stmt panel_fill(const ContractionNest &n, int v, const Packable &p, const std::string &buffer,
+                int64_t T, int width, const Expr &first);
 
 /// The row index of a GPU panel schedule (Schedule::tiles_per_item): the innermost output index
 /// of `s.loop_order` other than the vector index, or -1 where `n` and `s` allow none (no vector
@@ -61,7 +61,8 @@ struct TilePanel {
 /// The tile of `s.vector_index` (schedule normalized: its tile divides the extent) at Var `blk`,
 /// with the first packable load for which `accept(panel bytes, whole operand bytes)` holds read
 /// from its panel; none when no load is packable or accepted.
-std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s, const std::string &blk,
+std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s,
+                                    const std::string &blk,
                                     const std::function<bool(int64_t, int64_t)> &accept);
 
 }  // namespace tessera::compiler

@@ -17,7 +17,8 @@ std::string Schedule::to_json() const {
   j["parallel_loops"] = parallel_loops;
   j["workgroup"] = workgroup;
   j["use_local_memory"] = use_local_memory;
-  if (tiles_per_item != 1) j["tiles_per_item"] = tiles_per_item;  // absent from schedules that do not use it
+  if (tiles_per_item != 1)
+    j["tiles_per_item"] = tiles_per_item;  // absent from schedules that do not use it
   return j.dump();
 }
 
@@ -36,7 +37,8 @@ Schedule Schedule::from_json(const std::string &json) {
     s.use_local_memory = j.value("use_local_memory", false);
     s.tiles_per_item = j.value("tiles_per_item", int64_t{1});
     if (s.vector_width < 1 || s.unroll < 1 || s.parallel_loops < 0 || s.tiles_per_item < 1)
-      throw tile::Error("error: schedule JSON has a non-positive vector_width, unroll or tiles_per_item");
+      throw tile::Error(
+          "error: schedule JSON has a non-positive vector_width, unroll or tiles_per_item");
     for (int64_t t : s.tile_sizes)
       if (t < 1) throw tile::Error("error: schedule JSON has a tile size below 1");
     return s;

@@ -13,7 +13,7 @@ struct Schedule {
   std::vector<int64_t> tile_sizes;
   /// Loop order outermost first, by index position; tiles of all indices precede points.
   std::vector<int> loop_order;
-  int vector_index = -1;   // index vectorized in the innermost loop, -1 = none
+  int vector_index = -1;  // index vectorized in the innermost loop, -1 = none
   int vector_width = 1;
   int unroll = 1;          // unroll factor of the innermost point loop
   int parallel_loops = 0;  // how many outermost tile loops are parallel (CPU threads / work-groups)

@@ -35,8 +35,12 @@ class Simplifier : public IRMutator {
           case Op::Add: return IntImm::make(op->type, u + v);
           case Op::Sub: return IntImm::make(op->type, u - v);
           case Op::Mul: return IntImm::make(op->type, u * v);
-          case Op::Div: if (v != 0) return IntImm::make(op->type, floor_div(u, v)); break;
-          case Op::Mod: if (v != 0) return IntImm::make(op->type, u - floor_div(u, v) * v); break;
+          case Op::Div:
+            if (v != 0) return IntImm::make(op->type, floor_div(u, v));
+            break;
+          case Op::Mod:
+            if (v != 0) return IntImm::make(op->type, u - floor_div(u, v) * v);
+            break;
           case Op::Min: return IntImm::make(op->type, std::min(u, v));
           case Op::Max: return IntImm::make(op->type, std::max(u, v));
           default: break;
@@ -48,7 +52,8 @@ class Simplifier : public IRMutator {
       if (op->op == Op::Mul && (is_const(b, 0) || is_const(a, 1))) return b;
       if (op->op == Op::Div && is_const(b, 1)) return a;
       // x + (-c) reads better as x - c.
-      if (op->op == Op::Add && y && y->value < 0) return Binary::make(Op::Sub, a, IntImm::make(op->type, -y->value));
+      if (op->op == Op::Add && y && y->value < 0)
+        return Binary::make(Op::Sub, a, IntImm::make(op->type, -y->value));
     }
     if (a == op->a && b == op->b) return self;
     return Binary::make(op->op, a, b);

@@ -55,8 +55,10 @@ std::vector<ContractionNest> split_borders(const ContractionNest &n) {
       if (c == 0) continue;
       any = true;
       int64_t rest = min_without(g, interior.indices, v);
-      if (c > 0) a = std::max(a, ceil_div(-rest, c));
-      else b = std::min(b, floor_div(rest, -c));
+      if (c > 0)
+        a = std::max(a, ceil_div(-rest, c));
+      else
+        b = std::min(b, floor_div(rest, -c));
     }
     // A narrow interior (a cumulative sum's triangle) is not worth the extra code.
     if (!any || b - a + 1 < 2 || 2 * (b - a + 1) < ix.extent) continue;

@@ -19,7 +19,11 @@ class Substituter : public IRMutator {
 };
 }  // namespace
 
-Expr substitute(const Expr &e, const std::map<std::string, Expr> &r) { return Substituter(r).mutate(e); }
-Stmt substitute(const Stmt &s, const std::map<std::string, Expr> &r) { return Substituter(r).mutate(s); }
+Expr substitute(const Expr &e, const std::map<std::string, Expr> &r) {
+  return Substituter(r).mutate(e);
+}
+Stmt substitute(const Stmt &s, const std::map<std::string, Expr> &r) {
+  return Substituter(r).mutate(s);
+}
 
 }  // namespace tessera::compiler

@@ -1,5 +1,6 @@
 // The facts of a device that a program is lowered for: what the cost model schedules by, and which
-// finishing passes (compiler/Finish.h) its code generator wants. Every device describes itself by one.
+// finishing passes (compiler/Finish.h) its code generator wants. Every device describes itself by
+// one.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +9,9 @@
 namespace tessera::compiler {
 
 struct Target {
-  std::string backend;        // "llvm", "opencl", "vulkan" (the cost model's family of schedules)
-  int cores = 1;              // CPU threads, or GPU compute units
-  int vector_bits = 128;      // widest native float vector (512 with AVX-512)
+  std::string backend;    // "llvm", "opencl", "vulkan" (the cost model's family of schedules)
+  int cores = 1;          // CPU threads, or GPU compute units
+  int vector_bits = 128;  // widest native float vector (512 with AVX-512)
   int64_t l1_bytes = 32 << 10;
   int64_t l2_bytes = 1 << 20;
   int64_t local_memory_bytes = 0;  // GPU work-group shared memory; 0 on CPUs

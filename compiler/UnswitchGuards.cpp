@@ -12,7 +12,6 @@ namespace tessera::compiler {
 
 namespace {
 
-
 // Whether `cond` reads no buffer and does not mention `var`: its value is the same in every
 // iteration of var's loop.
 bool invariant(const Expr &cond, const std::string &var) {
@@ -21,7 +20,10 @@ bool invariant(const Expr &cond, const std::string &var) {
     explicit Reads(const std::string &v) : var_(v) {}
     bool varies = false;
     using IRVisitor::visit;
-    void visit(const Load *op) override { varies = true; IRVisitor::visit(op); }
+    void visit(const Load *op) override {
+      varies = true;
+      IRVisitor::visit(op);
+    }
     void visit(const Var *op) override { varies |= op->name == var_; }
 
    private:
@@ -55,9 +57,12 @@ class Unswitch : public IRMutator {
 
   Stmt visit(const For *op, const Stmt &self) override {
     Stmt body = mutate(op->body);
-    Stmt kept = body == op->body ? self : For::make(op->var, op->min, op->extent, op->for_kind, body, op->gpu_dim);
+    Stmt kept = body == op->body
+                    ? self
+                    : For::make(op->var, op->min, op->extent, op->for_kind, body, op->gpu_dim);
     auto *extent = as<IntImm>(op->extent);
-    if (op->for_kind != ForKind::Serial || !extent || extent->value < kMinTrips || nests(body)) return kept;
+    if (op->for_kind != ForKind::Serial || !extent || extent->value < kMinTrips || nests(body))
+      return kept;
     auto *block = as<Block>(body);
     std::vector<Stmt> stmts = block ? block->stmts : std::vector<Stmt>{body};
     std::vector<Stmt> unguarded;
@@ -75,7 +80,8 @@ class Unswitch : public IRMutator {
       unguarded.push_back(guard->then_case);
     }
     if (!all) return kept;
-    Stmt fast = For::make(op->var, op->min, op->extent, op->for_kind, Block::make(std::move(unguarded)), op->gpu_dim);
+    Stmt fast = For::make(op->var, op->min, op->extent, op->for_kind,
+                          Block::make(std::move(unguarded)), op->gpu_dim);
     return IfThenElse::make(all, fast, kept);
   }
 };

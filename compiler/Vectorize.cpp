@@ -38,9 +38,11 @@ class Widen : public IRMutator {
     if (rb && a->type.lanes == 1 && op->op == Op::Add)
       return Ramp::make(simplify(Binary::make(Op::Add, a, rb->base)), rb->stride, lanes);
     if (ra && b->type.lanes == 1 && op->op == Op::Mul)
-      return Ramp::make(simplify(Binary::make(Op::Mul, ra->base, b)), simplify(Binary::make(Op::Mul, ra->stride, b)), lanes);
+      return Ramp::make(simplify(Binary::make(Op::Mul, ra->base, b)),
+                        simplify(Binary::make(Op::Mul, ra->stride, b)), lanes);
     if (rb && a->type.lanes == 1 && op->op == Op::Mul)
-      return Ramp::make(simplify(Binary::make(Op::Mul, a, rb->base)), simplify(Binary::make(Op::Mul, a, rb->stride)), lanes);
+      return Ramp::make(simplify(Binary::make(Op::Mul, a, rb->base)),
+                        simplify(Binary::make(Op::Mul, a, rb->stride)), lanes);
     return Binary::make(op->op, widen(a, lanes), widen(b, lanes));
   }
   Expr visit(const Cast *op, const Expr &self) override {
@@ -57,7 +59,8 @@ class Widen : public IRMutator {
   Expr visit(const Call *op, const Expr &self) override {
     std::vector<Expr> args;
     int lanes = 1;
-    for (const auto &a : op->args) args.push_back(mutate(a)), lanes = std::max(lanes, args.back()->type.lanes);
+    for (const auto &a : op->args)
+      args.push_back(mutate(a)), lanes = std::max(lanes, args.back()->type.lanes);
     if (lanes == 1) return self;
     for (auto &a : args) a = widen(a, lanes);
     return Call::make(op->type.with_lanes(lanes), op->op, args);

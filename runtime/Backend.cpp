@@ -11,7 +11,9 @@ std::atomic<uint64_t> next_buffer_id{1};
 DeviceBuffer::DeviceBuffer(Backend &backend, size_t bytes)
     : backend_(&backend), bytes_(bytes), id_(next_buffer_id.fetch_add(1)) {}
 
-std::shared_ptr<DeviceBuffer> Backend::view(const std::shared_ptr<DeviceBuffer> &, size_t, size_t) { return nullptr; }
+std::shared_ptr<DeviceBuffer> Backend::view(const std::shared_ptr<DeviceBuffer> &, size_t, size_t) {
+  return nullptr;
+}
 
 std::shared_ptr<DeviceBuffer> Backend::wrap(void *, size_t) { return nullptr; }
 

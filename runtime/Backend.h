@@ -64,8 +64,8 @@ class Backend {
   virtual std::shared_ptr<DeviceBuffer> allocate(size_t bytes) = 0;
   /// Bytes [offset, offset + bytes) of `parent` as a buffer of their own (`offset` a multiple of
   /// view_alignment()), or null where the device has no such views. It keeps `parent` alive.
-  virtual std::shared_ptr<DeviceBuffer> view(const std::shared_ptr<DeviceBuffer> &parent, size_t offset,
-                                             size_t bytes);
+  virtual std::shared_ptr<DeviceBuffer> view(const std::shared_ptr<DeviceBuffer> &parent,
+                                             size_t offset, size_t bytes);
   virtual size_t view_alignment() const { return 64; }
   /// Host memory used in place by kernels, or null where kernels cannot read host memory. The
   /// memory must outlive every use of the buffer.
@@ -83,8 +83,8 @@ class Backend {
   /// Builds finished kernels (compiler/Finish.h). `binaries` keeps compiled code between processes
   /// (null: none). Throws tile::Error, with the driver's log where there is one, when a kernel does
   /// not build or does not fit the device.
-  virtual std::unique_ptr<CompiledKernels> build(const std::vector<const compiler::Kernel *> &kernels,
-                                                 BinaryStore *binaries) = 0;
+  virtual std::unique_ptr<CompiledKernels>
+  build(const std::vector<const compiler::Kernel *> &kernels, BinaryStore *binaries) = 0;
   /// The code build() makes of `kernels`, as text (`tessera lower --emit source`).
   virtual std::string source(const std::vector<const compiler::Kernel *> &kernels) = 0;
 

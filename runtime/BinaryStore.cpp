@@ -20,13 +20,15 @@ std::optional<std::string> BinaryStore::find(const std::string &kind, const std:
 
 const std::string &BinaryStore::path() const { return cache_.path(); }
 
-void BinaryStore::store(const std::string &kind, const std::string &key_text, const std::string &bytes) {
+void BinaryStore::store(const std::string &kind, const std::string &key_text,
+                        const std::string &bytes) {
   try {
     cache_.store_binary(kind, key_text, device_, TESSERA_VERSION, bytes);
   } catch (const std::exception &e) {
     static std::once_flag warned;
     std::call_once(warned, [&] {
-      std::cerr << "tessera: warning: could not store compiled code in " << cache_.path() << ": " << e.what() << "\n";
+      std::cerr << "tessera: warning: could not store compiled code in " << cache_.path() << ": "
+                << e.what() << "\n";
     });
   }
 }

@@ -12,9 +12,9 @@ BufferPlan plan_buffers(const std::vector<PlannedTemp> &temps, size_t alignment)
     bool used;
   };
   std::vector<const PlannedTemp *> order;
-  for (const auto &t : temps)
-    order.push_back(&t);
-  std::stable_sort(order.begin(), order.end(), [](auto *a, auto *b) { return a->first_step < b->first_step; });
+  for (const auto &t : temps) order.push_back(&t);
+  std::stable_sort(order.begin(), order.end(),
+                   [](auto *a, auto *b) { return a->first_step < b->first_step; });
 
   BufferPlan plan;
   std::vector<Block> blocks;
@@ -22,7 +22,8 @@ BufferPlan plan_buffers(const std::vector<PlannedTemp> &temps, size_t alignment)
     int64_t need = (std::max<int64_t>(t->bytes, 1) + align - 1) / align * align;
     Block *best = nullptr;
     for (auto &b : blocks)
-      if ((!b.used || b.busy_until < t->first_step) && b.bytes >= need && (!best || b.bytes < best->bytes))
+      if ((!b.used || b.busy_until < t->first_step) && b.bytes >= need &&
+          (!best || b.bytes < best->bytes))
         best = &b;
     if (!best) {
       blocks.push_back({plan.arena_bytes, need, 0, false});

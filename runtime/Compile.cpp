@@ -38,8 +38,8 @@ int scheduled_steps(const compiler::ProgramPlan &plan) {
 
 /// Plan, choose, apply, finish: the loop IR `backend` will run, and what choosing cost.
 compiler::LoweredProgram lower_program(const tile::BoundProgram &program, Backend &backend,
-                                       const CompileOptions &options, CacheUse &cache, bool may_tune,
-                                       CompileReport &report) {
+                                       const CompileOptions &options, CacheUse &cache,
+                                       bool may_tune, CompileReport &report) {
   if (!backend.runs_kernels()) return compiler::host_program(program);
   const compiler::Target target = backend.target();
   // 1. Fusion and each kernel's loop nest, with the cost model's schedule for the target.
@@ -50,7 +50,8 @@ compiler::LoweredProgram lower_program(const tile::BoundProgram &program, Backen
   for (const auto &planned : plan.steps) {
     // 2. The schedule: the cache's, else the tuner's (policy online), else the cost model's.
     compiler::Schedule schedule;
-    if (planned.kind == compiler::PlannedStep::Kind::Scheduled) schedule = schedules.choose(program, planned);
+    if (planned.kind == compiler::PlannedStep::Kind::Scheduled)
+      schedule = schedules.choose(program, planned);
     // 3. and 4. Its loops under that schedule, finished for the target.
     lowered.steps.push_back(compiler::finished_step(program, planned, schedule, target));
   }
@@ -76,8 +77,8 @@ std::unique_ptr<Executable> compile(const tile::BoundProgram &program, Backend &
     built = backend.build(kernels, cache.store());
   }
   report.compile_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return std::make_unique<Executable>(
-      std::make_unique<Executable::Impl>(backend, program, std::move(lowered), std::move(built), std::move(report)));
+  return std::make_unique<Executable>(std::make_unique<Executable::Impl>(
+      backend, program, std::move(lowered), std::move(built), std::move(report)));
 }
 
 compiler::LoweredProgram lower_for(const tile::BoundProgram &program, Backend &backend,

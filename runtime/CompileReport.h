@@ -8,14 +8,14 @@ namespace tessera {
 
 /// Where a kernel's schedule came from, and what tuning it cost; `tessera tune` prints these.
 struct KernelReport {
-  std::string name;         // the statement the kernel computes
-  std::string hash;         // the cache's hash of the kernel's canonical text
-  std::string origin;       // "cache", "tuned", "model" (cost model, not timed)
+  std::string name;    // the statement the kernel computes
+  std::string hash;    // the cache's hash of the kernel's canonical text
+  std::string origin;  // "cache", "tuned", "model" (cost model, not timed)
   int trials = 0;
   double untuned_seconds = 0;  // 0 when nothing was timed
   double seconds = 0;          // the chosen schedule's time; 0 when nothing was timed
   double flops = 0;
-  std::string schedule;     // Schedule::to_json()
+  std::string schedule;  // Schedule::to_json()
 };
 
 struct CompileReport {
@@ -32,9 +32,10 @@ struct CompileReport {
 struct TuneProgress {
   int index = 0, count = 0;
   std::string kernel;
-  int trials_so_far = 0;       // trials of this kernel, the one just finished included
-  double best_seconds = 0;     // the fastest correct schedule's time so far
-  std::string trial_error;     // the trial's error: failed to build, or a wrong result; "" when it ran right
+  int trials_so_far = 0;    // trials of this kernel, the one just finished included
+  double best_seconds = 0;  // the fastest correct schedule's time so far
+  std::string
+      trial_error;  // the trial's error: failed to build, or a wrong result; "" when it ran right
 };
 
 }  // namespace tessera

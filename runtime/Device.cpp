@@ -8,7 +8,8 @@ namespace tessera {
 
 DeviceInfo Device::info() const { return backend_->info(); }
 
-std::unique_ptr<Executable> Device::compile(const tile::BoundProgram &program, const CompileOptions &options) {
+std::unique_ptr<Executable> Device::compile(const tile::BoundProgram &program,
+                                            const CompileOptions &options) {
   return tessera::compile(program, *backend_, options);
 }
 
@@ -19,9 +20,9 @@ DeviceTensor Device::upload(const HostTensor &value) {
 }
 
 DeviceTensor Device::allocate(const tile::TensorType &type) {
-  DeviceTensor t(type, backend_->allocate(std::max<size_t>(static_cast<size_t>(type.elements()) *
-                                                               tile::dtype_size(type.dtype),
-                                                           1)));
+  DeviceTensor t(type,
+                 backend_->allocate(std::max<size_t>(
+                     static_cast<size_t>(type.elements()) * tile::dtype_size(type.dtype), 1)));
   std::lock_guard<std::recursive_mutex> lock(backend_->mutex());
   backend_->fill(*t.buffer(), 0);
   backend_->finish();
@@ -39,8 +40,10 @@ std::string Device::source(const tile::BoundProgram &program, const CompileOptio
   std::string out;
   std::vector<const compiler::Kernel *> kernels;
   for (const auto &s : lowered.steps) {
-    if (s.kind == compiler::Step::Kind::Host) out += "// host step: " + s.host_statement + "\n";
-    else kernels.push_back(&s.kernel);
+    if (s.kind == compiler::Step::Kind::Host)
+      out += "// host step: " + s.host_statement + "\n";
+    else
+      kernels.push_back(&s.kernel);
   }
   std::lock_guard<std::recursive_mutex> lock(backend_->mutex());
   return out + backend_->source(kernels);

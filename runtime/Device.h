@@ -24,7 +24,8 @@ class Device {
   /// Compiles `program` for this device: its schedules from the kernel cache, the tuner or the cost
   /// model (CompileOptions), kernels built by the device. Throws tile::Error for a program the
   /// compiler or the device cannot handle.
-  std::unique_ptr<Executable> compile(const tile::BoundProgram &program, const CompileOptions &options = {});
+  std::unique_ptr<Executable> compile(const tile::BoundProgram &program,
+                                      const CompileOptions &options = {});
 
   /// A device tensor holding `value`.
   DeviceTensor upload(const HostTensor &value);

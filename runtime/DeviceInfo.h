@@ -7,9 +7,9 @@
 namespace tessera {
 
 struct DeviceInfo {
-  std::string name;         // "interp", "cpu", "opencl:0"
-  std::string backend;      // "interp", "llvm", "opencl", "vulkan"
-  std::string description;  // one human line
+  std::string name;                          // "interp", "cpu", "opencl:0"
+  std::string backend;                       // "interp", "llvm", "opencl", "vulkan"
+  std::string description;                   // one human line
   std::map<std::string, std::string> facts;  // vendor, compute units, ... (sorted: stable output)
 };
 

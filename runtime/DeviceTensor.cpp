@@ -7,7 +7,8 @@ namespace tessera {
 
 DeviceTensor::DeviceTensor(tile::TensorType type, std::shared_ptr<DeviceBuffer> buffer)
     : type_(std::move(type)), buffer_(std::move(buffer)) {
-  TESSERA_INTERNAL_ASSERT(buffer_ && buffer_->bytes() >= bytes(), "a device tensor larger than its buffer");
+  TESSERA_INTERNAL_ASSERT(buffer_ && buffer_->bytes() >= bytes(),
+                          "a device tensor larger than its buffer");
 }
 
 size_t DeviceTensor::bytes() const {
@@ -30,7 +31,8 @@ HostTensor DeviceTensor::read() const {
 void DeviceTensor::write(const HostTensor &value) {
   if (!buffer_) throw tile::Error("error: writing a device tensor that holds nothing");
   if (value.type() != type_)
-    throw tile::Error("error: cannot write " + value.type().str() + " into a device tensor of " + type_.str());
+    throw tile::Error("error: cannot write " + value.type().str() + " into a device tensor of " +
+                      type_.str());
   std::lock_guard<std::recursive_mutex> lock(buffer_->backend().mutex());
   if (value.bytes() > 0) buffer_->backend().write(*buffer_, value.data(), value.bytes());
 }

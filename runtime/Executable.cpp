@@ -15,20 +15,23 @@ namespace tessera {
 
 namespace {
 
-size_t bytes_of(const tile::TensorType &t) { return static_cast<size_t>(t.elements()) * tile::dtype_size(t.dtype); }
+size_t bytes_of(const tile::TensorType &t) {
+  return static_cast<size_t>(t.elements()) * tile::dtype_size(t.dtype);
+}
 
 void check_type(const std::string &what, const std::string &name, const tile::TensorType &got,
                 const tile::TensorType &want) {
   if (got != want)
-    throw tile::Error("error: " + what + " '" + name + "' is " + got.str() + " but the program was compiled for " +
-                      want.str());
+    throw tile::Error("error: " + what + " '" + name + "' is " + got.str() +
+                      " but the program was compiled for " + want.str());
 }
 
 }  // namespace
 
 Executable::Impl::Impl(Backend &b, tile::BoundProgram p, compiler::LoweredProgram l,
                        std::unique_ptr<CompiledKernels> k, CompileReport r)
-    : backend(b), program(std::move(p)), lowered(std::move(l)), kernels(std::move(k)), report(std::move(r)) {
+    : backend(b), program(std::move(p)), lowered(std::move(l)), kernels(std::move(k)),
+      report(std::move(r)) {
   for (const auto &[name, type] : program.inputs) input_names.insert(name);
   for (const auto &[name, type] : program.outputs) output_names.insert(name);
   for (const auto &b : lowered.buffers) buffers[b.name] = &b;
@@ -77,8 +80,9 @@ void Executable::Impl::plan_memory() {
   BufferPlan plan = plan_buffers(list, std::max<size_t>(64, backend.view_alignment()));
   if (!list.empty()) arena = backend.allocate(std::max<int64_t>(plan.arena_bytes, 1));
   for (const auto &t : list) {
-    std::shared_ptr<DeviceBuffer> b = arena ? backend.view(arena, plan.offset.at(t.name), std::max<int64_t>(t.bytes, 1))
-                                            : nullptr;
+    std::shared_ptr<DeviceBuffer> b =
+        arena ? backend.view(arena, plan.offset.at(t.name), std::max<int64_t>(t.bytes, 1))
+              : nullptr;
     if (!b) b = backend.allocate(std::max<int64_t>(t.bytes, 1));
     temp_buffers[t.name] = std::move(b);
   }
@@ -111,14 +115,16 @@ void Executable::Impl::check_device_inputs(const DeviceTensorMap &inputs) const 
   check_inputs(program, inputs);
   for (const auto &[name, type] : program.inputs)
     if (&inputs.at(name).buffer()->backend() != &backend)
-      throw tile::Error("error: input '" + name + "' lives on " + inputs.at(name).device() + ", not on " +
-                        backend.info().name);
+      throw tile::Error("error: input '" + name + "' lives on " + inputs.at(name).device() +
+                        ", not on " + backend.info().name);
 }
 
-DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &inputs, const DeviceTensorMap &outputs) {
+DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &inputs,
+                                             const DeviceTensorMap &outputs) {
   check_device_inputs(inputs);
   for (const auto &[name, t] : outputs)
-    if (!output_names.count(name)) throw tile::Error("error: '" + name + "' is not an output of the program");
+    if (!output_names.count(name))
+      throw tile::Error("error: '" + name + "' is not an output of the program");
 
   std::map<std::string, DeviceBuffer *> where;
   std::set<uint64_t> input_ids;
@@ -135,18 +141,22 @@ DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &inputs, cons
     auto bound = outputs.find(name);
     if (bound != outputs.end()) {
       const DeviceTensor &t = bound->second;
-      if (!t.defined()) throw tile::Error("error: output '" + name + "' is bound to an empty device tensor");
+      if (!t.defined())
+        throw tile::Error("error: output '" + name + "' is bound to an empty device tensor");
       check_type("output", name, t.type(), type);
       if (&t.buffer()->backend() != &backend)
-        throw tile::Error("error: output '" + name + "' is bound to a tensor on " + t.device() + ", not on " +
-                          backend.info().name);
+        throw tile::Error("error: output '" + name + "' is bound to a tensor on " + t.device() +
+                          ", not on " + backend.info().name);
       if (!bound_ids.insert(t.buffer()->id()).second)
-        throw tile::Error("error: output '" + name + "' is bound to a tensor another output is bound to");
+        throw tile::Error("error: output '" + name +
+                          "' is bound to a tensor another output is bound to");
       result[name] = t;
     }
     if (input_names.count(name)) {  // an input passed through
-      if (bound != outputs.end()) copy_after.emplace_back(inputs.at(name).buffer(), bound->second);
-      else result[name] = inputs.at(name);
+      if (bound != outputs.end())
+        copy_after.emplace_back(inputs.at(name).buffer(), bound->second);
+      else
+        result[name] = inputs.at(name);
       continue;
     }
     if (bound == outputs.end()) {
@@ -165,7 +175,8 @@ DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &inputs, cons
 
   run_steps(where);
   for (const auto &[from, to] : copy_after)
-    timer.time(StepKind::Transfer, "copy to bound output", [&] { backend.copy(*from, *to.buffer(), to.bytes()); });
+    timer.time(StepKind::Transfer, "copy to bound output",
+               [&] { backend.copy(*from, *to.buffer(), to.bytes()); });
   backend.finish();
   return result;
 }
@@ -183,10 +194,12 @@ void Executable::Impl::run_steps(const std::map<std::string, DeviceBuffer *> &wh
       if (timer.enabled()) backend.finish();
     });
   };
-  for (const auto &name : zero_at_start) timed(StepKind::Fill, name, [&] { backend.fill(*at(name), 0); });
+  for (const auto &name : zero_at_start)
+    timed(StepKind::Fill, name, [&] { backend.fill(*at(name), 0); });
   std::vector<DeviceBuffer *> args;
   for (size_t i = 0; i < lowered.steps.size(); ++i) {
-    for (const auto &name : zero_before[i]) timed(StepKind::Fill, name, [&] { backend.fill(*at(name), 0); });
+    for (const auto &name : zero_before[i])
+      timed(StepKind::Fill, name, [&] { backend.fill(*at(name), 0); });
     const auto &step = lowered.steps[i];
     if (step.kind == compiler::Step::Kind::Host) {
       run_host_step(step.host_statement, where);
@@ -200,7 +213,8 @@ void Executable::Impl::run_steps(const std::map<std::string, DeviceBuffer *> &wh
 
 // A statement the compiler left to the host: the reference interpreter evaluates it on the tensors
 // it reads, read back from the device; its result is written to its buffer.
-void Executable::Impl::run_host_step(const std::string &name, const std::map<std::string, DeviceBuffer *> &where) {
+void Executable::Impl::run_host_step(const std::string &name,
+                                     const std::map<std::string, DeviceBuffer *> &where) {
   const auto &st = *statements.at(name);
   TensorMap env;
   for (const auto &r : statement_reads(program, st)) {
@@ -212,9 +226,11 @@ void Executable::Impl::run_host_step(const std::string &name, const std::map<std
   }
   HostTensor v;
   timer.time(StepKind::Host, name, [&] { v = evaluate_statement(program, st, env); });
-  TESSERA_INTERNAL_ASSERT(v.type() == st.type, "host statement " + name + " has type " + v.type().str());
+  TESSERA_INTERNAL_ASSERT(v.type() == st.type,
+                          "host statement " + name + " has type " + v.type().str());
   if (v.bytes() > 0)
-    timer.time(StepKind::Transfer, name, [&] { backend.write(*where.at(name), v.data(), v.bytes()); });
+    timer.time(StepKind::Transfer, name,
+               [&] { backend.write(*where.at(name), v.data(), v.bytes()); });
 }
 
 // Host tensors in and out: used in place where the device's kernels read host memory (the CPU),
@@ -230,7 +246,8 @@ TensorMap Executable::Impl::run_host(const TensorMap &inputs) {
     if (!b) {
       auto &staged = staged_inputs[name];
       if (!staged) staged = backend.allocate(std::max<size_t>(h.bytes(), 1));
-      if (h.bytes() > 0) timer.time(StepKind::Transfer, name, [&] { backend.write(*staged, h.data(), h.bytes()); });
+      if (h.bytes() > 0)
+        timer.time(StepKind::Transfer, name, [&] { backend.write(*staged, h.data(), h.bytes()); });
       b = staged;
     }
     on_device[name] = DeviceTensor(type, b);
@@ -251,7 +268,8 @@ TensorMap Executable::Impl::run_host(const TensorMap &inputs) {
     }
     HostTensor &h = out[name];
     if (bound.count(name) || h.bytes() == 0) continue;
-    timer.time(StepKind::Transfer, name, [&] { backend.read(*result.at(name).buffer(), h.data(), h.bytes()); });
+    timer.time(StepKind::Transfer, name,
+               [&] { backend.read(*result.at(name).buffer(), h.data(), h.bytes()); });
   }
   return out;
 }
@@ -267,7 +285,8 @@ TensorMap Executable::run(const TensorMap &inputs) {
   return impl_->run_host(inputs);
 }
 
-DeviceTensorMap Executable::run_on_device(const DeviceTensorMap &inputs, const DeviceTensorMap &outputs) {
+DeviceTensorMap Executable::run_on_device(const DeviceTensorMap &inputs,
+                                          const DeviceTensorMap &outputs) {
   std::lock_guard<std::recursive_mutex> lock(impl_->backend.mutex());
   impl_->timer.restart();
   return impl_->run_locked(inputs, outputs);

@@ -29,10 +29,10 @@ struct Executable::Impl {
   std::set<std::string> input_names, output_names;
   std::map<std::string, const compiler::BufferInfo *> buffers;
   std::map<std::string, const tile::BoundStatement *> statements;
-  std::vector<size_t> kernel_of_step;            // a kernel step's index in `kernels`
+  std::vector<size_t> kernel_of_step;                 // a kernel step's index in `kernels`
   std::vector<std::vector<std::string>> zero_before;  // per step: buffers zeroed before it
-  std::vector<std::string> zero_at_start;        // outputs no step touches
-  std::shared_ptr<DeviceBuffer> arena;           // the temporaries' memory, where the device has views
+  std::vector<std::string> zero_at_start;             // outputs no step touches
+  std::shared_ptr<DeviceBuffer> arena;  // the temporaries' memory, where the device has views
   std::map<std::string, std::shared_ptr<DeviceBuffer>> temp_buffers;
   std::map<std::string, std::shared_ptr<DeviceBuffer>> own_outputs;
   std::map<std::string, std::shared_ptr<DeviceBuffer>> staged_inputs;  // host inputs copied in

@@ -16,13 +16,14 @@ std::shared_ptr<DeviceBuffer> HostMemoryBackend::allocate(size_t bytes) {
   size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   void *p = std::aligned_alloc(64, rounded);
   if (!p)
-    throw tile::Error("error: " + info().name + ": cannot allocate " + std::to_string(bytes) + " bytes of memory");
+    throw tile::Error("error: " + info().name + ": cannot allocate " + std::to_string(bytes) +
+                      " bytes of memory");
   std::shared_ptr<void> owner(p, [](void *q) { std::free(q); });
   return std::make_shared<HostBuffer>(*this, static_cast<std::byte *>(p), bytes, std::move(owner));
 }
 
-std::shared_ptr<DeviceBuffer> HostMemoryBackend::view(const std::shared_ptr<DeviceBuffer> &parent, size_t offset,
-                                                      size_t bytes) {
+std::shared_ptr<DeviceBuffer> HostMemoryBackend::view(const std::shared_ptr<DeviceBuffer> &parent,
+                                                      size_t offset, size_t bytes) {
   TESSERA_INTERNAL_ASSERT(offset + bytes <= parent->bytes(), "a view past the end of its buffer");
   // The view's owner is the parent buffer itself, which keeps the allocation alive.
   return std::make_shared<HostBuffer>(*this, host_data(*parent) + offset, bytes, parent);

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <string>
 #include <new>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,18 +18,27 @@ namespace tessera {
 /// Cache-line (64-byte) aligned storage: compiled kernels load and store whole vectors, and an
 /// AVX-512 access at malloc's 16-byte alignment straddles two cache lines (a conv measured 1.4 ms
 /// on aligned buffers took 2.2 ms on malloc's).
-template <typename T> struct CacheLineAllocator {
+template <typename T>
+struct CacheLineAllocator {
   using value_type = T;
   static constexpr std::align_val_t kAlign{64};
   CacheLineAllocator() = default;
-  template <typename U> CacheLineAllocator(const CacheLineAllocator<U> &) {}
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U> &) {}
   T *allocate(size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), kAlign)); }
   void deallocate(T *p, size_t) { ::operator delete(p, kAlign); }
-  template <typename U> bool operator==(const CacheLineAllocator<U> &) const { return true; }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U> &) const {
+    return true;
+  }
   // Default-initialization: a sized vector is not zeroed element by element (HostTensor zeroes
   // its bytes itself, except for an output a kernel overwrites whole).
-  template <typename U> void construct(U *p) { ::new (static_cast<void *>(p)) U; }
-  template <typename U, typename... Args> void construct(U *p, Args &&...args) {
+  template <typename U>
+  void construct(U *p) {
+    ::new (static_cast<void *>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U *p, Args &&...args) {
     ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
   }
 };
@@ -50,8 +59,14 @@ class HostTensor {
 
   std::byte *data() { return data_.data(); }
   const std::byte *data() const { return data_.data(); }
-  template <typename T> T *as() { return reinterpret_cast<T *>(data_.data()); }
-  template <typename T> const T *as() const { return reinterpret_cast<const T *>(data_.data()); }
+  template <typename T>
+  T *as() {
+    return reinterpret_cast<T *>(data_.data());
+  }
+  template <typename T>
+  const T *as() const {
+    return reinterpret_cast<const T *>(data_.data());
+  }
 
   /// Element i converted to double / int64 (floats truncate toward zero, saturating).
   double get_double(int64_t i) const;

@@ -15,7 +15,8 @@ class BackendBench : public compiler::tune::KernelBench {
  public:
   BackendBench(Backend &backend, BinaryStore *binaries) : backend_(backend), binaries_(binaries) {}
 
-  Measurement measure(const compiler::Kernel &kernel, const std::vector<std::vector<std::byte>> &inputs, int warmup,
+  Measurement measure(const compiler::Kernel &kernel,
+                      const std::vector<std::vector<std::byte>> &inputs, int warmup,
                       int runs) override {
     std::lock_guard<std::recursive_mutex> lock(backend_.mutex());
     auto built = backend_.build({&kernel}, binaries_);
@@ -28,8 +29,8 @@ class BackendBench : public compiler::tune::KernelBench {
       args.push_back(buffers.back().get());
       if (p.is_output) continue;
       if (next_input >= inputs.size() || inputs[next_input].size() != bytes)
-        throw tile::Error("error: kernel bench: input '" + p.name + "' of kernel " + kernel.name + " needs " +
-                          std::to_string(bytes) + " bytes");
+        throw tile::Error("error: kernel bench: input '" + p.name + "' of kernel " + kernel.name +
+                          " needs " + std::to_string(bytes) + " bytes");
       if (bytes > 0) backend_.write(*buffers.back(), inputs[next_input].data(), bytes);
       ++next_input;
     }
@@ -42,7 +43,8 @@ class BackendBench : public compiler::tune::KernelBench {
       auto start = std::chrono::steady_clock::now();
       built->launch(0, args);
       backend_.finish();
-      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (run >= warmup) result.seconds.push_back(seconds);
     }
     for (size_t i = 0; i < kernel.params.size(); ++i) {
@@ -62,7 +64,8 @@ class BackendBench : public compiler::tune::KernelBench {
 
 }  // namespace
 
-std::unique_ptr<compiler::tune::KernelBench> make_kernel_bench(Backend &backend, BinaryStore *binaries) {
+std::unique_ptr<compiler::tune::KernelBench> make_kernel_bench(Backend &backend,
+                                                               BinaryStore *binaries) {
   return std::make_unique<BackendBench>(backend, binaries);
 }
 

@@ -12,6 +12,7 @@ class Backend;
 class BinaryStore;
 
 /// Times kernels on `backend`; `binaries` (may be null) keeps what it builds between processes.
-std::unique_ptr<compiler::tune::KernelBench> make_kernel_bench(Backend &backend, BinaryStore *binaries);
+std::unique_ptr<compiler::tune::KernelBench> make_kernel_bench(Backend &backend,
+                                                               BinaryStore *binaries);
 
 }  // namespace tessera

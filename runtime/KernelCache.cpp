@@ -1,4 +1,5 @@
-// Opening (and setting aside bad files), keys, and the schedule and binary tables of the kernel cache.
+// Opening (and setting aside bad files), keys, and the schedule and binary tables of the kernel
+// cache.
 #include "runtime/KernelCache.h"
 
 #include <fcntl.h>
@@ -21,7 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// PRAGMA application_id of a Tessera cache ("TSRA"): tells our file from another program's SQLite file.
+// PRAGMA application_id of a Tessera cache ("TSRA"): tells our file from another program's SQLite
+// file.
 constexpr int64_t kApplicationId = 0x54535241;
 constexpr int kBusyTimeoutMs = 10000;
 
@@ -39,7 +41,9 @@ CREATE TABLE binaries (
 )sql";
 
 int64_t now_seconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string env(const char *name) {
@@ -59,8 +63,8 @@ sqlite3 *connect(const std::string &path) {
   return db;
 }
 
-/// Why the file behind `db` cannot serve as this build's cache, or nothing when it can (a Tessera cache of
-/// this schema, or an empty file to initialize). Errors other than a bad file propagate.
+/// Why the file behind `db` cannot serve as this build's cache, or nothing when it can (a Tessera
+/// cache of this schema, or an empty file to initialize). Errors other than a bad file propagate.
 std::optional<std::string> problem(sqlite3 *db, const std::string &path) {
   try {
     int64_t app = sqlite::query_int(db, "PRAGMA application_id", path);
@@ -86,8 +90,9 @@ std::optional<std::string> problem(sqlite3 *db, const std::string &path) {
   }
 }
 
-/// Switching to WAL needs the file to itself, and SQLite answers SQLITE_BUSY at once, without its busy handler,
-/// while another process reads it (two processes creating the cache together): retried here for the busy timeout.
+/// Switching to WAL needs the file to itself, and SQLite answers SQLITE_BUSY at once, without its
+/// busy handler, while another process reads it (two processes creating the cache together):
+/// retried here for the busy timeout.
 void enter_wal_mode(sqlite3 *db, const std::string &path) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
   for (;;) {
@@ -101,30 +106,35 @@ void enter_wal_mode(sqlite3 *db, const std::string &path) {
   }
 }
 
-/// WAL lets readers run beside the one writer; a fresh file gets the schema, in a write transaction so that
-/// two processes creating the cache at once make it once.
+/// WAL lets readers run beside the one writer; a fresh file gets the schema, in a write transaction
+/// so that two processes creating the cache at once make it once.
 void initialize(sqlite3 *db, const std::string &path) {
   std::string mode;
   {
-    sqlite::Statement s(db, "PRAGMA journal_mode", path);  // finished before the switch: it holds a read lock
+    sqlite::Statement s(db, "PRAGMA journal_mode",
+                        path);  // finished before the switch: it holds a read lock
     if (s.step()) mode = s.text(0);
   }
   if (mode != "wal") enter_wal_mode(db, path);
-  // NORMAL under WAL never corrupts the file; a power cut may lose the last tuned schedules, which a cache can afford.
+  // NORMAL under WAL never corrupts the file; a power cut may lose the last tuned schedules, which
+  // a cache can afford.
   sqlite::exec(db, "PRAGMA synchronous=NORMAL", path);
   if (sqlite::query_int(db, "PRAGMA application_id", path) == kApplicationId) return;
   sqlite::WriteTransaction txn(db, path);
-  if (sqlite::query_int(db, "PRAGMA application_id", path) == kApplicationId) return;  // another process won
+  if (sqlite::query_int(db, "PRAGMA application_id", path) == kApplicationId)
+    return;  // another process won
   sqlite::exec(db, kSchema, path);
   sqlite::exec(db, ("PRAGMA application_id=" + std::to_string(kApplicationId)).c_str(), path);
-  sqlite::exec(db, ("PRAGMA user_version=" + std::to_string(KernelCache::kSchemaVersion)).c_str(), path);
+  sqlite::exec(db, ("PRAGMA user_version=" + std::to_string(KernelCache::kSchemaVersion)).c_str(),
+               path);
   txn.commit();
 }
 
 /// Holds flock() on a directory: processes that find the same bad file take turns setting it aside.
 class DirectoryLock {
  public:
-  explicit DirectoryLock(const fs::path &dir) : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+  explicit DirectoryLock(const fs::path &dir)
+      : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
     if (fd_ >= 0) ::flock(fd_, LOCK_EX);
   }
   ~DirectoryLock() {
@@ -137,8 +147,8 @@ class DirectoryLock {
   int fd_;
 };
 
-/// Moves the bad file (with its WAL) to PATH.bad-N and says so once. Another process may have done it while
-/// this one waited for the lock: the file is checked again first.
+/// Moves the bad file (with its WAL) to PATH.bad-N and says so once. Another process may have done
+/// it while this one waited for the lock: the file is checked again first.
 void set_aside(const std::string &path, std::string why) {
   fs::path parent = fs::path(path).parent_path();
   DirectoryLock lock(parent.empty() ? fs::path(".") : parent);
@@ -161,19 +171,18 @@ void set_aside(const std::string &path, std::string why) {
   }
   fs::rename(path, bad, ec);
   if (ec)
-    throw tile::Error("error: kernel cache " + path + " cannot be used (" + why + ") nor moved aside: " + ec.message());
+    throw tile::Error("error: kernel cache " + path + " cannot be used (" + why +
+                      ") nor moved aside: " + ec.message());
   // A WAL left beside the fresh file would be replayed into it.
   if (fs::exists(path + "-wal", ec)) fs::rename(path + "-wal", bad + "-wal", ec);
   fs::remove(path + "-shm", ec);
   fs::remove(path + "-journal", ec);
-  std::cerr << "tessera: warning: kernel cache " << path << " cannot be used (" << why << "); moved aside to " << bad
-            << "\n";
+  std::cerr << "tessera: warning: kernel cache " << path << " cannot be used (" << why
+            << "); moved aside to " << bad << "\n";
 }
 
 /// Whether timing `a` beats `b`; a non-positive time means "not timed" and loses to any timing.
-bool faster(double a, double b) {
-  return a > 0 && (b <= 0 || a < b);
-}
+bool faster(double a, double b) { return a > 0 && (b <= 0 || a < b); }
 
 }  // namespace
 
@@ -182,8 +191,11 @@ std::unique_ptr<KernelCache> KernelCache::open(const std::string &path) {
   fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) fs::create_directories(parent, ec);
-  if (ec) throw tile::Error("error: kernel cache " + path + ": cannot create " + parent.string() + ": " + ec.message());
-  // Twice at most: a bad file is replaced once; a second bad one means something keeps writing garbage.
+  if (ec)
+    throw tile::Error("error: kernel cache " + path + ": cannot create " + parent.string() + ": " +
+                      ec.message());
+  // Twice at most: a bad file is replaced once; a second bad one means something keeps writing
+  // garbage.
   for (int attempt = 0; attempt < 2; ++attempt) {
     sqlite3 *db = connect(path);
     std::optional<std::string> why;
@@ -200,16 +212,16 @@ std::unique_ptr<KernelCache> KernelCache::open(const std::string &path) {
     sqlite3_close(db);
     set_aside(path, *why);
   }
-  throw tile::Error("error: kernel cache " + path + " was replaced by a bad file again after being set aside");
+  throw tile::Error("error: kernel cache " + path +
+                    " was replaced by a bad file again after being set aside");
 }
 
-KernelCache::~KernelCache() {
-  sqlite3_close_v2(db_);
-}
+KernelCache::~KernelCache() { sqlite3_close_v2(db_); }
 
 std::string KernelCache::default_path() {
   if (std::string p = env("TESSERA_CACHE"); !p.empty()) return p;
-  if (std::string p = env("XDG_CACHE_HOME"); !p.empty() && p[0] == '/') return p + "/tessera/cache.db";
+  if (std::string p = env("XDG_CACHE_HOME"); !p.empty() && p[0] == '/')
+    return p + "/tessera/cache.db";
   std::string home = env("HOME");
   if (home.empty())
     if (const passwd *pw = ::getpwuid(::getuid()); pw && pw->pw_dir) home = pw->pw_dir;
@@ -234,13 +246,14 @@ std::string KernelCache::hash(const std::string &kernel_text) {
 
 std::optional<CacheEntry> KernelCache::find(const CacheKey &key) {
   std::lock_guard lock(mutex_);
-  sqlite::Statement s(
-      db_,
-      "SELECT kernel, kernel_name, schedule, seconds, untuned_seconds, trials, flops, created, kernel_hash "
-      "FROM schedules WHERE kernel_hash = ?1 AND device = ?2 AND version = ?3",
-      path_);
+  sqlite::Statement s(db_,
+                      "SELECT kernel, kernel_name, schedule, seconds, untuned_seconds, trials, "
+                      "flops, created, kernel_hash "
+                      "FROM schedules WHERE kernel_hash = ?1 AND device = ?2 AND version = ?3",
+                      path_);
   s.bind(1, hash(key.kernel)).bind(2, key.device).bind(3, key.version);
-  if (!s.step() || s.text(0) != key.kernel) return std::nullopt;  // absent, or another kernel with the same hash
+  if (!s.step() || s.text(0) != key.kernel)
+    return std::nullopt;  // absent, or another kernel with the same hash
   CacheEntry e;
   e.kernel_name = s.text(1);
   e.schedule = s.text(2);
@@ -255,25 +268,34 @@ std::optional<CacheEntry> KernelCache::find(const CacheKey &key) {
   return e;
 }
 
-KernelCache::Stored KernelCache::store_locked(const CacheKey &key, const CacheEntry &entry, int64_t created) {
+KernelCache::Stored KernelCache::store_locked(const CacheKey &key, const CacheEntry &entry,
+                                              int64_t created) {
   const std::string h = hash(key.kernel);
   Stored result = Stored::Added;
   {
-    sqlite::Statement old(
-        db_, "SELECT kernel, seconds FROM schedules WHERE kernel_hash = ?1 AND device = ?2 AND version = ?3", path_);
+    sqlite::Statement old(db_,
+                          "SELECT kernel, seconds FROM schedules WHERE kernel_hash = ?1 AND device "
+                          "= ?2 AND version = ?3",
+                          path_);
     old.bind(1, h).bind(2, key.device).bind(3, key.version);
-    // A row of another kernel text (a hash collision) is simply replaced: find() never serves it for this key.
+    // A row of another kernel text (a hash collision) is simply replaced: find() never serves it
+    // for this key.
     if (old.step() && old.text(0) == key.kernel) {
       if (!faster(entry.seconds, old.real(1))) return Stored::Kept;
       result = Stored::Improved;
     }
   }
-  sqlite::Statement put(
-      db_,
-      "INSERT OR REPLACE INTO schedules (kernel_hash, device, version, kernel, kernel_name, schedule, "
-      "seconds, untuned_seconds, trials, flops, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-      path_);
-  put.bind(1, h).bind(2, key.device).bind(3, key.version).bind(4, key.kernel).bind(5, entry.kernel_name);
+  sqlite::Statement put(db_,
+                        "INSERT OR REPLACE INTO schedules (kernel_hash, device, version, kernel, "
+                        "kernel_name, schedule, "
+                        "seconds, untuned_seconds, trials, flops, created) VALUES (?1, ?2, ?3, ?4, "
+                        "?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                        path_);
+  put.bind(1, h)
+      .bind(2, key.device)
+      .bind(3, key.version)
+      .bind(4, key.kernel)
+      .bind(5, entry.kernel_name);
   put.bind(6, entry.schedule).bind(7, entry.seconds).bind(8, entry.untuned_seconds);
   put.bind(9, static_cast<int64_t>(entry.trials)).bind(10, entry.flops).bind(11, created);
   put.step();
@@ -289,25 +311,30 @@ bool KernelCache::store(const CacheKey &key, const CacheEntry &entry) {
   return true;
 }
 
-std::optional<std::string> KernelCache::find_binary(const std::string &kind, const std::string &key_text,
-                                                    const std::string &device, const std::string &version) {
+std::optional<std::string> KernelCache::find_binary(const std::string &kind,
+                                                    const std::string &key_text,
+                                                    const std::string &device,
+                                                    const std::string &version) {
   std::lock_guard lock(mutex_);
-  sqlite::Statement s(
-      db_, "SELECT key_text, bytes FROM binaries WHERE kind = ?1 AND key_hash = ?2 AND device = ?3 AND version = ?4",
-      path_);
+  sqlite::Statement s(db_,
+                      "SELECT key_text, bytes FROM binaries WHERE kind = ?1 AND key_hash = ?2 AND "
+                      "device = ?3 AND version = ?4",
+                      path_);
   s.bind(1, kind).bind(2, hash(key_text)).bind(3, device).bind(4, version);
   if (!s.step() || s.text(0) != key_text) return std::nullopt;
   return s.blob(1);
 }
 
-void KernelCache::store_binary(const std::string &kind, const std::string &key_text, const std::string &device,
-                               const std::string &version, const std::string &bytes) {
+void KernelCache::store_binary(const std::string &kind, const std::string &key_text,
+                               const std::string &device, const std::string &version,
+                               const std::string &bytes) {
   std::lock_guard lock(mutex_);
   sqlite::WriteTransaction txn(db_, path_);
-  sqlite::Statement s(db_,
-                      "INSERT OR REPLACE INTO binaries (kind, key_hash, device, version, key_text, bytes, created) "
-                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                      path_);
+  sqlite::Statement s(
+      db_,
+      "INSERT OR REPLACE INTO binaries (kind, key_hash, device, version, key_text, bytes, created) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+      path_);
   s.bind(1, kind).bind(2, hash(key_text)).bind(3, device).bind(4, version).bind(5, key_text);
   s.bind_blob(6, bytes).bind(7, now_seconds());
   s.step();
@@ -323,17 +350,19 @@ KernelCache::Stats KernelCache::stats() {
     st.devices = s.integer(1);
   }
   st.binaries = sqlite::query_int(db_, "SELECT COUNT(*) FROM binaries", path_);
-  st.file_bytes =
-      sqlite::query_int(db_, "PRAGMA page_count", path_) * sqlite::query_int(db_, "PRAGMA page_size", path_);
+  st.file_bytes = sqlite::query_int(db_, "PRAGMA page_count", path_) *
+                  sqlite::query_int(db_, "PRAGMA page_size", path_);
   return st;
 }
 
 std::vector<CacheEntry> KernelCache::list() {
   std::lock_guard lock(mutex_);
-  sqlite::Statement s(db_,
-                      "SELECT kernel_hash, kernel_name, device, version, schedule, seconds, untuned_seconds, trials, "
-                      "flops, created FROM schedules ORDER BY kernel_name, kernel_hash, device, version",
-                      path_);
+  sqlite::Statement s(
+      db_,
+      "SELECT kernel_hash, kernel_name, device, version, schedule, seconds, untuned_seconds, "
+      "trials, "
+      "flops, created FROM schedules ORDER BY kernel_name, kernel_hash, device, version",
+      path_);
   std::vector<CacheEntry> out;
   while (s.step()) {
     CacheEntry e;
@@ -357,8 +386,8 @@ void KernelCache::clear() {
   sqlite::WriteTransaction txn(db_, path_);
   sqlite::exec(db_, "DELETE FROM schedules; DELETE FROM binaries;", path_);
   txn.commit();
-  // Shrinking the file is a courtesy: VACUUM waits for no reader, so while another process reads it fails and the
-  // rows are gone all the same.
+  // Shrinking the file is a courtesy: VACUUM waits for no reader, so while another process reads it
+  // fails and the rows are gone all the same.
   sqlite3_exec(db_, "VACUUM", nullptr, nullptr, nullptr);
 }
 

@@ -16,8 +16,10 @@ struct sqlite3;
 namespace tessera {
 
 struct CacheKey {
-  std::string kernel;   // canonical kernel text; the cache stores it and keys by a stable 128-bit hex hash of it
-  std::string device;   // device fingerprint (backend, vendor, name, driver, compute units, ISA...) as one string
+  std::string kernel;   // canonical kernel text; the cache stores it and keys by a stable 128-bit
+                        // hex hash of it
+  std::string device;   // device fingerprint (backend, vendor, name, driver, compute units, ISA...)
+                        // as one string
   std::string version;  // Tessera version (the TESSERA_VERSION compile definition, e.g. "0.1.0")
 };
 
@@ -35,10 +37,11 @@ struct CacheEntry {
 
 class KernelCache {
  public:
-  /// Opens or creates the SQLite file (parent directories created). A corrupt, truncated, foreign or
-  /// newer-schema file is reported ONCE on stderr ("tessera: warning: kernel cache FILE ... (why); moved
-  /// aside to FILE.bad-N") and replaced by a fresh one; never throws for a bad file. Throws tile::Error only
-  /// when no cache can be opened at all (e.g. unwritable directory) — callers then run without a cache.
+  /// Opens or creates the SQLite file (parent directories created). A corrupt, truncated, foreign
+  /// or newer-schema file is reported ONCE on stderr ("tessera: warning: kernel cache FILE ...
+  /// (why); moved aside to FILE.bad-N") and replaced by a fresh one; never throws for a bad file.
+  /// Throws tile::Error only when no cache can be opened at all (e.g. unwritable directory) —
+  /// callers then run without a cache.
   static std::unique_ptr<KernelCache> open(const std::string &path);
   /// $TESSERA_CACHE, else $XDG_CACHE_HOME/tessera/cache.db, else $HOME/.cache/tessera/cache.db.
   static std::string default_path();
@@ -54,10 +57,12 @@ class KernelCache {
   const std::string &path() const { return path_; }
   /// The schedule stored for `key`; a hash collision (another kernel text) is a miss.
   std::optional<CacheEntry> find(const CacheKey &key);
-  /// Stores the schedule unless an entry for the key with a lower (better) `seconds` exists; returns whether it stored.
+  /// Stores the schedule unless an entry for the key with a lower (better) `seconds` exists;
+  /// returns whether it stored.
   bool store(const CacheKey &key, const CacheEntry &entry);
-  /// Compiled binaries beside the schedules (OpenCL program binaries, Vulkan pipeline cache data, ...):
-  /// keyed by `kind` ("opencl-program", "vulkan-pipeline-cache"), a key text (hashed), device fingerprint, version.
+  /// Compiled binaries beside the schedules (OpenCL program binaries, Vulkan pipeline cache data,
+  /// ...): keyed by `kind` ("opencl-program", "vulkan-pipeline-cache"), a key text (hashed), device
+  /// fingerprint, version.
   std::optional<std::string> find_binary(const std::string &kind, const std::string &key_text,
                                          const std::string &device, const std::string &version);
   void store_binary(const std::string &kind, const std::string &key_text, const std::string &device,
@@ -69,20 +74,22 @@ class KernelCache {
   Stats stats();
   /// Every schedule, ordered by kernel name, hash, device and version.
   std::vector<CacheEntry> list();
-  /// JSON lines, one schedule per line (kernel text included, so an import on another machine keeps the full key);
-  /// binaries are not exported.
+  /// JSON lines, one schedule per line (kernel text included, so an import on another machine keeps
+  /// the full key); binaries are not exported.
   void export_jsonl(std::ostream &out);
   struct ImportResult {
     int added = 0, improved = 0, kept = 0;  // kept: the cache already had an equal or better timing
   };
-  /// Throws tile::Error "FILE:LINE: error: ..." for a malformed line, importing nothing (one transaction).
+  /// Throws tile::Error "FILE:LINE: error: ..." for a malformed line, importing nothing (one
+  /// transaction).
   ImportResult import_jsonl(std::istream &in, const std::string &name_for_errors);
   /// Deletes every schedule and binary.
   void clear();
 
  private:
   KernelCache(std::string path, sqlite3 *db) : path_(std::move(path)), db_(db) {}
-  /// Inserts or replaces `entry` under `key` unless the stored one is as fast; the caller holds a write transaction.
+  /// Inserts or replaces `entry` under `key` unless the stored one is as fast; the caller holds a
+  /// write transaction.
   enum class Stored { Added, Improved, Kept };
   Stored store_locked(const CacheKey &key, const CacheEntry &entry, int64_t created);
 

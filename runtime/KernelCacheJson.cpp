@@ -1,5 +1,5 @@
-// Export and import of the kernel cache's schedules as JSON lines (docs/kernel-cache.md), so tuning results
-// move between machines.
+// Export and import of the kernel cache's schedules as JSON lines (docs/kernel-cache.md), so tuning
+// results move between machines.
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -23,9 +23,12 @@ struct Line {
   CacheEntry entry;
 };
 
-/// One line of an export as key and entry; throws tile::Error "FILE:N: error: ..." when it is malformed.
+/// One line of an export as key and entry; throws tile::Error "FILE:N: error: ..." when it is
+/// malformed.
 Line parse_line(const std::string &text, const std::string &where) {
-  auto fail = [&](const std::string &message) -> tile::Error { return tile::Error(where + ": error: " + message); };
+  auto fail = [&](const std::string &message) -> tile::Error {
+    return tile::Error(where + ": error: " + message);
+  };
   json j;
   try {
     j = json::parse(text);
@@ -69,11 +72,12 @@ Line parse_line(const std::string &text, const std::string &where) {
   if (!hash.empty() && hash != KernelCache::hash(line.key.kernel))
     throw fail("field 'kernel_hash' " + hash + " is not the hash of field 'kernel' (" +
                KernelCache::hash(line.key.kernel) + ")");
-  // The schedule may be an object (as exported) or the JSON text; either way it is checked and stored in
-  // Schedule's canonical form, which is what the tuner writes.
+  // The schedule may be an object (as exported) or the JSON text; either way it is checked and
+  // stored in Schedule's canonical form, which is what the tuner writes.
   auto schedule = j.find("schedule");
   if (schedule == j.end()) throw fail("missing field 'schedule'");
-  if (!schedule->is_object() && !schedule->is_string()) throw fail("field 'schedule' must be an object or a string");
+  if (!schedule->is_object() && !schedule->is_string())
+    throw fail("field 'schedule' must be an object or a string");
   try {
     std::string text = schedule->is_string() ? schedule->get<std::string>() : schedule->dump();
     line.entry.schedule = compiler::Schedule::from_json(text).to_json();
@@ -97,10 +101,11 @@ Line parse_line(const std::string &text, const std::string &where) {
 
 void KernelCache::export_jsonl(std::ostream &out) {
   std::lock_guard lock(mutex_);
-  sqlite::Statement s(db_,
-                      "SELECT kernel_name, kernel_hash, device, version, seconds, untuned_seconds, trials, flops, "
-                      "created, schedule, kernel FROM schedules ORDER BY kernel_name, kernel_hash, device, version",
-                      path_);
+  sqlite::Statement s(
+      db_,
+      "SELECT kernel_name, kernel_hash, device, version, seconds, untuned_seconds, trials, flops, "
+      "created, schedule, kernel FROM schedules ORDER BY kernel_name, kernel_hash, device, version",
+      path_);
   while (s.step()) {
     nlohmann::ordered_json j;
     j["kernel_name"] = s.text(0);
@@ -112,7 +117,8 @@ void KernelCache::export_jsonl(std::ostream &out) {
     j["trials"] = s.integer(6);
     j["flops"] = s.real(7);
     j["created"] = s.integer(8);
-    // An object reads better; a schedule text that is not JSON (never written by Tessera) stays a string.
+    // An object reads better; a schedule text that is not JSON (never written by Tessera) stays a
+    // string.
     std::string schedule = s.text(9);
     auto parsed = nlohmann::ordered_json::parse(schedule, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded())
@@ -125,7 +131,8 @@ void KernelCache::export_jsonl(std::ostream &out) {
   if (!out) throw tile::Error("error: could not write the kernel cache export");
 }
 
-KernelCache::ImportResult KernelCache::import_jsonl(std::istream &in, const std::string &name_for_errors) {
+KernelCache::ImportResult KernelCache::import_jsonl(std::istream &in,
+                                                    const std::string &name_for_errors) {
   // Every line is checked before anything is written: a bad file imports nothing.
   std::vector<Line> lines;
   std::string text;
@@ -138,19 +145,14 @@ KernelCache::ImportResult KernelCache::import_jsonl(std::istream &in, const std:
   std::lock_guard lock(mutex_);
   sqlite::WriteTransaction txn(db_, path_);
   ImportResult result;
-  int64_t now =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
   for (const Line &line : lines) {
     switch (store_locked(line.key, line.entry, line.entry.created > 0 ? line.entry.created : now)) {
-      case Stored::Added:
-        ++result.added;
-        break;
-      case Stored::Improved:
-        ++result.improved;
-        break;
-      case Stored::Kept:
-        ++result.kept;
-        break;
+      case Stored::Added: ++result.added; break;
+      case Stored::Improved: ++result.improved; break;
+      case Stored::Kept: ++result.kept; break;
     }
   }
   txn.commit();

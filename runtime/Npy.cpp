@@ -160,17 +160,12 @@ std::string unsupported_dtype_name(std::string_view code) {
     if (code == c) return std::string(name);
   if (code.empty()) return "";
   switch (code[0]) {
-    case 'U':
-      return "unicode string";
+    case 'U': return "unicode string";
     case 'S':
-    case 'a':
-      return "byte string";
-    case 'V':
-      return "void";
-    case 'M':
-      return "datetime64";
-    case 'm':
-      return "timedelta64";
+    case 'a': return "byte string";
+    case 'V': return "void";
+    case 'M': return "datetime64";
+    case 'm': return "timedelta64";
   }
   return "";
 }
@@ -210,9 +205,7 @@ uint64_t read_le(std::string_view bytes, size_t offset, size_t width) {
   return v;
 }
 
-std::string plural_bytes(uint64_t n) {
-  return std::to_string(n) + (n == 1 ? " byte" : " bytes");
-}
+std::string plural_bytes(uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
 
 }  // namespace
 

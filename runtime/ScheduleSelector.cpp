@@ -41,17 +41,19 @@ TunePolicy tune_policy_from_env() {
   throw tile::Error("error: TESSERA_TUNE must be online, cached or off (it is '" + s + "')");
 }
 
-ScheduleSelector::ScheduleSelector(Backend &backend, const CompileOptions &options, KernelCache *cache,
-                                   int kernels)
-    : backend_(backend), target_(backend.target()), fingerprint_(device_fingerprint(backend.info())),
-      options_(options), policy_(options.policy ? *options.policy : tune_policy_from_env()), cache_(cache),
+ScheduleSelector::ScheduleSelector(Backend &backend, const CompileOptions &options,
+                                   KernelCache *cache, int kernels)
+    : backend_(backend), target_(backend.target()),
+      fingerprint_(device_fingerprint(backend.info())), options_(options),
+      policy_(options.policy ? *options.policy : tune_policy_from_env()), cache_(cache),
       kernels_(kernels) {
   if (policy_ == TunePolicy::Off) cache_ = nullptr;
 }
 
 ScheduleSelector::~ScheduleSelector() = default;
 
-compiler::Schedule ScheduleSelector::choose(const tile::BoundProgram &program, const compiler::PlannedStep &step) {
+compiler::Schedule ScheduleSelector::choose(const tile::BoundProgram &program,
+                                            const compiler::PlannedStep &step) {
   ++index_;
   KernelReport entry;
   entry.name = step.name;
@@ -82,8 +84,9 @@ compiler::Schedule ScheduleSelector::choose(const tile::BoundProgram &program, c
         entry.seconds = hit->seconds;
         entry.untuned_seconds = hit->untuned_seconds;
       } catch (const tile::Error &e) {
-        std::cerr << "tessera: warning: kernel cache " << cache_->path() << " holds an unreadable schedule for "
-                  << step.name << " (" << e.what() << "); ignoring it\n";
+        std::cerr << "tessera: warning: kernel cache " << cache_->path()
+                  << " holds an unreadable schedule for " << step.name << " (" << e.what()
+                  << "); ignoring it\n";
       }
     }
   if (found) {
@@ -96,7 +99,8 @@ compiler::Schedule ScheduleSelector::choose(const tile::BoundProgram &program, c
   ++report_.cache_misses;
   compiler::Schedule chosen = step.model;
   bool over_total = options_.total_seconds > 0 && report_.tune_seconds >= options_.total_seconds;
-  if (policy_ == TunePolicy::Online && !over_total) chosen = tune(program, step, key, memo_key, entry);
+  if (policy_ == TunePolicy::Online && !over_total)
+    chosen = tune(program, step, key, memo_key, entry);
   report_.kernels.push_back(entry);
   return chosen;
 }
@@ -105,13 +109,15 @@ std::optional<CacheEntry> ScheduleSelector::find(const CacheKey &key) {
   try {
     return cache_->find(key);
   } catch (const std::exception &e) {
-    std::cerr << "tessera: warning: kernel cache " << cache_->path() << " could not be read: " << e.what() << "\n";
+    std::cerr << "tessera: warning: kernel cache " << cache_->path()
+              << " could not be read: " << e.what() << "\n";
     return std::nullopt;
   }
 }
 
-compiler::Schedule ScheduleSelector::tune(const tile::BoundProgram &program, const compiler::PlannedStep &step,
-                                          const CacheKey &key, const std::string &memo_key, KernelReport &entry) {
+compiler::Schedule ScheduleSelector::tune(const tile::BoundProgram &program,
+                                          const compiler::PlannedStep &step, const CacheKey &key,
+                                          const std::string &memo_key, KernelReport &entry) {
   // Candidates' code is not kept: only the winner is built again, for the program, and stored.
   if (!bench_) bench_ = make_kernel_bench(backend_, nullptr);
   const auto start = Clock::now();
@@ -154,8 +160,8 @@ compiler::Schedule ScheduleSelector::tune(const tile::BoundProgram &program, con
     try {
       cache_->store(key, e);
     } catch (const std::exception &err) {
-      std::cerr << "tessera: warning: could not store a tuned schedule in " << cache_->path() << ": " << err.what()
-                << "\n";
+      std::cerr << "tessera: warning: could not store a tuned schedule in " << cache_->path()
+                << ": " << err.what() << "\n";
     }
   }
   return result.best;

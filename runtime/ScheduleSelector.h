@@ -23,7 +23,8 @@ class ScheduleSelector {
  public:
   /// `cache` is null when the policy is off or no cache file could be opened; `kernels` is how many
   /// steps will ask (for progress reports).
-  ScheduleSelector(Backend &backend, const CompileOptions &options, KernelCache *cache, int kernels);
+  ScheduleSelector(Backend &backend, const CompileOptions &options, KernelCache *cache,
+                   int kernels);
   ~ScheduleSelector();
 
   /// The schedule of Scheduled step `step` of `program`.
@@ -34,8 +35,8 @@ class ScheduleSelector {
   CompileReport &report() { return report_; }
 
  private:
-  compiler::Schedule tune(const tile::BoundProgram &program, const compiler::PlannedStep &step, const CacheKey &key,
-                          const std::string &memo_key, KernelReport &entry);
+  compiler::Schedule tune(const tile::BoundProgram &program, const compiler::PlannedStep &step,
+                          const CacheKey &key, const std::string &memo_key, KernelReport &entry);
   /// The cache's entry for `key`; a cache that fails to answer is reported and treated as a miss.
   std::optional<CacheEntry> find(const CacheKey &key);
 

@@ -26,12 +26,12 @@ Statement::Statement(sqlite3 *db, const char *sql, const std::string &file) : db
   check(db, sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr), file);
 }
 
-Statement::~Statement() {
-  sqlite3_finalize(stmt_);
-}
+Statement::~Statement() { sqlite3_finalize(stmt_); }
 
 Statement &Statement::bind(int pos, const std::string &text) {
-  check(db_, sqlite3_bind_text(stmt_, pos, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT), file_);
+  check(db_,
+        sqlite3_bind_text(stmt_, pos, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT),
+        file_);
   return *this;
 }
 
@@ -69,13 +69,9 @@ std::string Statement::blob(int col) const {
   return std::string(static_cast<const char *>(p), sqlite3_column_bytes(stmt_, col));
 }
 
-double Statement::real(int col) const {
-  return sqlite3_column_double(stmt_, col);
-}
+double Statement::real(int col) const { return sqlite3_column_double(stmt_, col); }
 
-int64_t Statement::integer(int col) const {
-  return sqlite3_column_int64(stmt_, col);
-}
+int64_t Statement::integer(int col) const { return sqlite3_column_int64(stmt_, col); }
 
 WriteTransaction::WriteTransaction(sqlite3 *db, const std::string &file) : db_(db), file_(file) {
   exec(db, "BEGIN IMMEDIATE", file);

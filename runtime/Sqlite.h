@@ -1,5 +1,6 @@
 // A thin RAII layer over the SQLite C API for the kernel cache: statements, write transactions, and
-// errors that carry SQLite's result code (so a bad file can be told apart from an unusable directory).
+// errors that carry SQLite's result code (so a bad file can be told apart from an unusable
+// directory).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,8 @@ struct sqlite3_stmt;
 
 namespace tessera::sqlite {
 
-/// A failed SQLite call on `file`: "error: kernel cache FILE: MESSAGE"; code() is the primary result code.
+/// A failed SQLite call on `file`: "error: kernel cache FILE: MESSAGE"; code() is the primary
+/// result code.
 class Error : public tile::Error {
  public:
   Error(const std::string &file, int code, const std::string &message);
@@ -55,8 +57,9 @@ class Statement {
   std::string file_;
 };
 
-/// BEGIN IMMEDIATE: the write lock is taken up front (waiting out the busy timeout), so a writer never
-/// fails halfway by upgrading a read lock another writer made stale. Rolled back unless commit() ran.
+/// BEGIN IMMEDIATE: the write lock is taken up front (waiting out the busy timeout), so a writer
+/// never fails halfway by upgrading a read lock another writer made stale. Rolled back unless
+/// commit() ran.
 class WriteTransaction {
  public:
   WriteTransaction(sqlite3 *db, const std::string &file);

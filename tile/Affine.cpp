@@ -81,8 +81,10 @@ std::string Affine::str(const std::vector<std::string> &index_names) const {
     if (c.num == 0) continue;
     bool neg = c.num < 0;
     if (neg) c = -c;
-    if (!out.empty()) out += neg ? " - " : " + ";
-    else if (neg) out += "-";
+    if (!out.empty())
+      out += neg ? " - " : " + ";
+    else if (neg)
+      out += "-";
     if (c.num != 1) out += std::to_string(c.num) + "*";
     out += index_names[i];
     if (c.den != 1) out += "/" + std::to_string(c.den);

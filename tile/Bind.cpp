@@ -11,16 +11,14 @@ namespace tessera::tile {
 
 int64_t TensorType::elements() const {
   int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
+  for (int64_t d : shape) n *= d;
   return n;
 }
 
 std::string TensorType::str() const {
   std::string out(dtype_name(dtype));
   out += "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
   return out + "]";
 }
 
@@ -44,7 +42,7 @@ struct Number {
 DType final_dtype(ValueType t) { return t.dtype; }
 
 class Binder {
-public:
+ public:
   Binder(const Program &p, const std::map<std::string, TensorType> &inputs)
       : prog_(p), given_(inputs) {
     out_.source = p.source;
@@ -52,25 +50,22 @@ public:
 
   BoundProgram run() {
     bind_inputs();
-    for (const auto &s : prog_.statements)
-      bind_statement(s);
+    for (const auto &s : prog_.statements) bind_statement(s);
     for (const auto &o : prog_.outputs) {
       auto it = out_.types.find(o.name);
-      if (it == out_.types.end())
-        error(o.range, "output '" + o.name + "' is never defined");
+      if (it == out_.types.end()) error(o.range, "output '" + o.name + "' is never defined");
       out_.outputs.emplace_back(o.name, it->second);
     }
     return std::move(out_);
   }
 
-private:
+ private:
   [[noreturn]] void error(SourceRange r, const std::string &msg) const {
     user_error(prog_.source, r, msg);
   }
 
   std::string where(SourceRange r) const {
-    if (!prog_.source)
-      return "elsewhere";
+    if (!prog_.source) return "elsewhere";
     LineCol lc = prog_.source->line_col(r.begin);
     return "at " + prog_.source->name() + ":" + std::to_string(lc.line) + ":" +
            std::to_string(lc.column);
@@ -80,27 +75,23 @@ private:
 
   void bind_inputs() {
     for (const auto &[name, type] : given_) {
-      if (prog_.find_input(name))
-        continue;
+      if (prog_.find_input(name)) continue;
       std::string known;
-      for (const auto &in : prog_.inputs)
-        known += (known.empty() ? "" : ", ") + in.name;
+      for (const auto &in : prog_.inputs) known += (known.empty() ? "" : ", ") + in.name;
       throw Error(format_diagnostic(nullptr, {},
                                     "unknown input '" + name + "' (the program's inputs are " +
                                         (known.empty() ? "none" : known) + ")"));
     }
     for (const auto &in : prog_.inputs) {
       auto it = given_.find(in.name);
-      if (it == given_.end())
-        error(in.range, "no value for input '" + in.name + "'");
+      if (it == given_.end()) error(in.range, "no value for input '" + in.name + "'");
       const TensorType &t = it->second;
       if (in.has_dims) {
         if (t.shape.size() != in.dims.size())
           error(in.range, "input '" + in.name + "' is declared with " +
                               std::to_string(in.dims.size()) + " dimensions but its value " +
                               t.str() + " has " + std::to_string(t.shape.size()));
-        for (size_t d = 0; d < in.dims.size(); ++d)
-          bind_dim(in, in.dims[d], t.shape[d]);
+        for (size_t d = 0; d < in.dims.size(); ++d) bind_dim(in, in.dims[d], t.shape[d]);
       }
       out_.inputs.emplace_back(in.name, t);
       out_.types[in.name] = t;
@@ -129,60 +120,45 @@ private:
 
   std::optional<Number> fold(const ExprPtr &e) const {
     switch (e->kind) {
-    case Expr::Kind::Int:
-      return Number{false, e->int_value, 0};
-    case Expr::Kind::Float:
-      return Number{true, 0, e->float_value};
-    case Expr::Kind::Ref: {
-      if (auto d = out_.dims.find(e->name); d != out_.dims.end())
-        return Number{false, d->second, 0};
-      if (auto c = constants_.find(e->name); c != constants_.end())
-        return c->second;
-      return std::nullopt;
-    }
-    case Expr::Kind::Call:
-      break;
+      case Expr::Kind::Int: return Number{false, e->int_value, 0};
+      case Expr::Kind::Float: return Number{true, 0, e->float_value};
+      case Expr::Kind::Ref: {
+        if (auto d = out_.dims.find(e->name); d != out_.dims.end())
+          return Number{false, d->second, 0};
+        if (auto c = constants_.find(e->name); c != constants_.end()) return c->second;
+        return std::nullopt;
+      }
+      case Expr::Kind::Call: break;
     }
     std::vector<Number> a;
     for (const auto &arg : e->args) {
       auto v = fold(arg);
-      if (!v)
-        return std::nullopt;
+      if (!v) return std::nullopt;
       a.push_back(*v);
     }
     bool fl = false;
-    for (const auto &n : a)
-      fl |= n.is_float;
+    for (const auto &n : a) fl |= n.is_float;
     auto num = [&](double f, int64_t i) { return fl ? Number{true, 0, f} : Number{false, i, 0}; };
     // Only the arithmetic a size or a constant needs folds; other calls are run-time values.
     Intrinsic op = e->op;
-    if (op == Intrinsic::Ident)
-      return a[0];
-    if (op == Intrinsic::Neg)
-      return num(-a[0].as_double(), -a[0].i);
-    if (op == Intrinsic::Add)
-      return num(a[0].as_double() + a[1].as_double(), a[0].i + a[1].i);
-    if (op == Intrinsic::Sub)
-      return num(a[0].as_double() - a[1].as_double(), a[0].i - a[1].i);
-    if (op == Intrinsic::Mul)
-      return num(a[0].as_double() * a[1].as_double(), a[0].i * a[1].i);
+    if (op == Intrinsic::Ident) return a[0];
+    if (op == Intrinsic::Neg) return num(-a[0].as_double(), -a[0].i);
+    if (op == Intrinsic::Add) return num(a[0].as_double() + a[1].as_double(), a[0].i + a[1].i);
+    if (op == Intrinsic::Sub) return num(a[0].as_double() - a[1].as_double(), a[0].i - a[1].i);
+    if (op == Intrinsic::Mul) return num(a[0].as_double() * a[1].as_double(), a[0].i * a[1].i);
     if (op == Intrinsic::Div) {
       // Integer division truncates, as elementwise evaluation does; x / 0 folds to 0 likewise.
-      if (!fl)
-        return Number{false, a[1].i == 0 ? 0 : a[0].i / a[1].i, 0};
+      if (!fl) return Number{false, a[1].i == 0 ? 0 : a[0].i / a[1].i, 0};
       return num(a[0].as_double() / a[1].as_double(), 0);
     }
-    if (op == Intrinsic::Max)
-      return a[0].as_double() >= a[1].as_double() ? a[0] : a[1];
-    if (op == Intrinsic::Min)
-      return a[0].as_double() <= a[1].as_double() ? a[0] : a[1];
+    if (op == Intrinsic::Max) return a[0].as_double() >= a[1].as_double() ? a[0] : a[1];
+    if (op == Intrinsic::Min) return a[0].as_double() <= a[1].as_double() ? a[0] : a[1];
     return std::nullopt;
   }
 
   int64_t fold_int(const ExprPtr &e, const std::string &what) const {
     auto v = fold(e);
-    if (!v)
-      error(e->range, what + " must be a constant integer");
+    if (!v) error(e->range, what + " must be a constant integer");
     if (v->is_float) {
       if (v->f != static_cast<double>(static_cast<int64_t>(v->f)))
         error(e->range, what + " is not an integer");
@@ -193,8 +169,7 @@ private:
 
   int64_t fold_size(const ExprPtr &e, const std::string &what) const {
     int64_t v = fold_int(e, what);
-    if (v < 0)
-      error(e->range, what + " must not be negative (it is " + std::to_string(v) + ")");
+    if (v < 0) error(e->range, what + " must not be negative (it is " + std::to_string(v) + ")");
     return v;
   }
 
@@ -237,25 +212,22 @@ private:
     b->kind = e->kind;
     b->range = e->range;
     switch (e->kind) {
-    case Expr::Kind::Int:
-      return make_int(e->int_value, e->range);
-    case Expr::Kind::Float:
-      b->type = {DType::Float32, true};
-      b->float_value = e->float_value;
-      return b;
-    case Expr::Kind::Ref: {
-      if (auto d = out_.dims.find(e->name); d != out_.dims.end())
-        return make_int(d->second, e->range);
-      auto t = out_.types.find(e->name);
-      if (t == out_.types.end())
-        error(e->range, "unknown name '" + e->name + "'");
-      b->name = e->name;
-      b->type = value_types_.at(e->name);
-      b->shape = t->second.shape;
-      return b;
-    }
-    case Expr::Kind::Call:
-      break;
+      case Expr::Kind::Int: return make_int(e->int_value, e->range);
+      case Expr::Kind::Float:
+        b->type = {DType::Float32, true};
+        b->float_value = e->float_value;
+        return b;
+      case Expr::Kind::Ref: {
+        if (auto d = out_.dims.find(e->name); d != out_.dims.end())
+          return make_int(d->second, e->range);
+        auto t = out_.types.find(e->name);
+        if (t == out_.types.end()) error(e->range, "unknown name '" + e->name + "'");
+        b->name = e->name;
+        b->type = value_types_.at(e->name);
+        b->shape = t->second.shape;
+        return b;
+      }
+      case Expr::Kind::Call: break;
     }
     b->op = e->op;
     const IntrinsicInfo &info = intrinsic_info(e->op);
@@ -268,42 +240,31 @@ private:
       bind_special(*b, e);
       return b;
     }
-    if (info.kind == IntrinsicKind::Cast)
-      return bind_cast(b, e);
-    for (const auto &a : e->args)
-      b->args.push_back(bind_expr(a, false));
+    if (info.kind == IntrinsicKind::Cast) return bind_cast(b, e);
+    for (const auto &a : e->args) b->args.push_back(bind_expr(a, false));
     b->shape = broadcast(b->args, e->range);
     const auto &a = b->args;
     switch (info.kind) {
-    case IntrinsicKind::Arith:
-      b->type = promote(a[0]->type, a[1]->type);
-      break;
-    case IntrinsicKind::Compare:
-      b->type = {DType::Bool, false};
-      break;
-    case IntrinsicKind::Bitwise:
-      b->type = a[0]->type;
-      for (const auto &x : a) {
-        if (is_float(x->type.dtype))
-          error(e->range, "'" + std::string(info.name) + "' needs integer or bool operands, not " +
-                              std::string(dtype_name(x->type.dtype)));
-        b->type = promote(b->type, x->type);
-      }
-      break;
-    case IntrinsicKind::Select:
-      b->type = promote(a[1]->type, a[2]->type);
-      break;
-    case IntrinsicKind::FloatMath:
-      b->type = a.size() == 2 ? promote(a[0]->type, a[1]->type) : a[0]->type;
-      if (!is_float(b->type.dtype))
-        b->type = {DType::Float32, b->type.weak};
-      break;
-    case IntrinsicKind::SameType:
-      b->type = a[0]->type;
-      break;
-    case IntrinsicKind::Cast:
-    case IntrinsicKind::Special:
-      TESSERA_INTERNAL_ASSERT(false, "handled above");
+      case IntrinsicKind::Arith: b->type = promote(a[0]->type, a[1]->type); break;
+      case IntrinsicKind::Compare: b->type = {DType::Bool, false}; break;
+      case IntrinsicKind::Bitwise:
+        b->type = a[0]->type;
+        for (const auto &x : a) {
+          if (is_float(x->type.dtype))
+            error(e->range, "'" + std::string(info.name) +
+                                "' needs integer or bool operands, not " +
+                                std::string(dtype_name(x->type.dtype)));
+          b->type = promote(b->type, x->type);
+        }
+        break;
+      case IntrinsicKind::Select: b->type = promote(a[1]->type, a[2]->type); break;
+      case IntrinsicKind::FloatMath:
+        b->type = a.size() == 2 ? promote(a[0]->type, a[1]->type) : a[0]->type;
+        if (!is_float(b->type.dtype)) b->type = {DType::Float32, b->type.weak};
+        break;
+      case IntrinsicKind::SameType: b->type = a[0]->type; break;
+      case IntrinsicKind::Cast:
+      case IntrinsicKind::Special: TESSERA_INTERNAL_ASSERT(false, "handled above");
     }
     return b;
   }
@@ -356,8 +317,7 @@ private:
       int64_t count = 1;
       for (size_t i = 1; i < e->args.size(); ++i) {
         int64_t d = int_arg(i, "a reshape size");
-        if (d < 0)
-          error(e->args[i]->range, "a reshape size must not be negative");
+        if (d < 0) error(e->args[i]->range, "a reshape size must not be negative");
         b.shape.push_back(d);
         count *= d;
       }
@@ -382,8 +342,7 @@ private:
     }
     if (e->op == Intrinsic::Gather) {
       auto x = tensor_arg(0), idx = tensor_arg(1);
-      if (x->shape.empty())
-        error(e->args[0]->range, "'gather' needs a tensor of rank 1 or more");
+      if (x->shape.empty()) error(e->args[0]->range, "'gather' needs a tensor of rank 1 or more");
       if (!is_integer(idx->type.dtype))
         error(e->args[1]->range, "'gather' indices must be integers");
       b.type = x->type;
@@ -412,8 +371,7 @@ private:
         error(e->args[0]->range, "'prng_step' needs a state tensor, not an expression");
       for (size_t i = 1; i < e->args.size(); ++i) {
         int64_t d = int_arg(i, "a prng_step size");
-        if (d < 0)
-          error(e->args[i]->range, "a prng_step size must not be negative");
+        if (d < 0) error(e->args[i]->range, "a prng_step size must not be negative");
         b.shape.push_back(d);
       }
       b.type = {DType::UInt32, false};
@@ -457,70 +415,59 @@ private:
     PolyValue v;
     v.a.coeffs.assign(indices.size(), Rational(0));
     switch (p->kind) {
-    case Poly::Kind::Int:
-      v.a.constant = p->value;
-      return v;
-    case Poly::Kind::Index: {
-      for (size_t i = 0; i < indices.size(); ++i)
-        if (indices[i] == p->name)
-          v.a.coeffs[i] = 1;
-      return v;
-    }
-    case Poly::Kind::Name: {
-      ExprPtr ref = Expr::make_ref(p->name, p->range);
-      auto n = fold(ref);
-      if (!n)
-        error(p->range, "'" + p->name + "' is not a dimension or a constant");
-      v.a.constant = fold_int(ref, "'" + p->name + "' in an index expression");
-      return v;
-    }
-    case Poly::Kind::Neg: {
-      auto x = to_affine(p->lhs, indices);
-      return scale(x, Rational(-1));
-    }
-    case Poly::Kind::Add:
-    case Poly::Kind::Sub: {
-      auto x = to_affine(p->lhs, indices), y = to_affine(p->rhs, indices);
-      if (p->kind == Poly::Kind::Sub)
-        y = scale(y, Rational(-1));
-      for (size_t i = 0; i < indices.size(); ++i)
-        x.a.coeffs[i] = x.a.coeffs[i] + y.a.coeffs[i];
-      x.a.constant = x.a.constant + y.a.constant;
-      return x;
-    }
-    case Poly::Kind::Mul: {
-      auto x = to_affine(p->lhs, indices), y = to_affine(p->rhs, indices);
-      if (x.has_index() && y.has_index())
-        error(p->range, "index expression is not affine");
-      return x.has_index() ? scale(x, y.a.constant) : scale(y, x.a.constant);
-    }
-    case Poly::Kind::Div: {
-      auto x = to_affine(p->lhs, indices), y = to_affine(p->rhs, indices);
-      if (y.has_index())
-        error(p->range, "index expression is not affine");
-      if (y.a.constant.num == 0)
-        error(p->rhs->range, "division by zero in an index expression");
-      if (!x.has_index()) {
-        // Integer division of sizes floors: (KH - 1) / 2 with KH = 4 is 1.
-        x.a.constant = Rational((x.a.constant / y.a.constant).floor());
+      case Poly::Kind::Int: v.a.constant = p->value; return v;
+      case Poly::Kind::Index: {
+        for (size_t i = 0; i < indices.size(); ++i)
+          if (indices[i] == p->name) v.a.coeffs[i] = 1;
+        return v;
+      }
+      case Poly::Kind::Name: {
+        ExprPtr ref = Expr::make_ref(p->name, p->range);
+        auto n = fold(ref);
+        if (!n) error(p->range, "'" + p->name + "' is not a dimension or a constant");
+        v.a.constant = fold_int(ref, "'" + p->name + "' in an index expression");
+        return v;
+      }
+      case Poly::Kind::Neg: {
+        auto x = to_affine(p->lhs, indices);
+        return scale(x, Rational(-1));
+      }
+      case Poly::Kind::Add:
+      case Poly::Kind::Sub: {
+        auto x = to_affine(p->lhs, indices), y = to_affine(p->rhs, indices);
+        if (p->kind == Poly::Kind::Sub) y = scale(y, Rational(-1));
+        for (size_t i = 0; i < indices.size(); ++i) x.a.coeffs[i] = x.a.coeffs[i] + y.a.coeffs[i];
+        x.a.constant = x.a.constant + y.a.constant;
         return x;
       }
-      return scale(x, Rational(1) / y.a.constant);
-    }
+      case Poly::Kind::Mul: {
+        auto x = to_affine(p->lhs, indices), y = to_affine(p->rhs, indices);
+        if (x.has_index() && y.has_index()) error(p->range, "index expression is not affine");
+        return x.has_index() ? scale(x, y.a.constant) : scale(y, x.a.constant);
+      }
+      case Poly::Kind::Div: {
+        auto x = to_affine(p->lhs, indices), y = to_affine(p->rhs, indices);
+        if (y.has_index()) error(p->range, "index expression is not affine");
+        if (y.a.constant.num == 0) error(p->rhs->range, "division by zero in an index expression");
+        if (!x.has_index()) {
+          // Integer division of sizes floors: (KH - 1) / 2 with KH = 4 is 1.
+          x.a.constant = Rational((x.a.constant / y.a.constant).floor());
+          return x;
+        }
+        return scale(x, Rational(1) / y.a.constant);
+      }
     }
     TESSERA_INTERNAL_ASSERT(false, "bad poly kind");
   }
 
   static PolyValue scale(PolyValue v, Rational k) {
-    for (auto &c : v.a.coeffs)
-      c = c * k;
+    for (auto &c : v.a.coeffs) c = c * k;
     v.a.constant = v.a.constant * k;
     return v;
   }
 
   static void collect_indices(const PolyPtr &p, std::vector<std::string> &out) {
-    if (!p)
-      return;
+    if (!p) return;
     if (p->kind == Poly::Kind::Index && std::find(out.begin(), out.end(), p->name) == out.end())
       out.push_back(p->name);
     collect_indices(p->lhs, out);
@@ -530,8 +477,7 @@ private:
   BoundAccess bind_access(const Access &a, const std::vector<std::string> &indices) const {
     BoundAccess b;
     b.tensor = a.tensor;
-    for (const auto &p : a.indices)
-      b.dims.push_back(to_affine(p, indices).a);
+    for (const auto &p : a.indices) b.dims.push_back(to_affine(p, indices).a);
     return b;
   }
 
@@ -542,26 +488,21 @@ private:
     b.comb = c.comb;
     b.default_tensor = c.default_tensor;
     b.no_defract = c.no_defract;
-    for (const auto &p : c.output.indices)
-      collect_indices(p, b.indices);
+    for (const auto &p : c.output.indices) collect_indices(p, b.indices);
     for (const auto &in : c.inputs)
-      for (const auto &p : in.indices)
-        collect_indices(p, b.indices);
-    for (const auto &k : c.constraints)
-      collect_indices(k.poly, b.indices);
+      for (const auto &p : in.indices) collect_indices(p, b.indices);
+    for (const auto &k : c.constraints) collect_indices(k.poly, b.indices);
 
     TensorType type;
     if (c.sizes.size() != c.output.indices.size())
       error(c.output.range, "the output has " + std::to_string(c.output.indices.size()) +
                                 " indices but " + std::to_string(c.sizes.size()) + " sizes");
-    for (const auto &e : c.sizes)
-      type.shape.push_back(fold_size(e, "an output size"));
+    for (const auto &e : c.sizes) type.shape.push_back(fold_size(e, "an output size"));
 
     std::vector<ValueType> operand_types;
     for (const auto &in : c.inputs) {
       auto t = out_.types.find(in.tensor);
-      if (t == out_.types.end())
-        error(in.range, "unknown tensor '" + in.tensor + "'");
+      if (t == out_.types.end()) error(in.range, "unknown tensor '" + in.tensor + "'");
       if (t->second.shape.size() != in.indices.size())
         error(in.range, "tensor '" + in.tensor + "' has rank " +
                             std::to_string(t->second.shape.size()) + " but is accessed with " +
@@ -577,18 +518,11 @@ private:
 
     ValueType vt = operand_types.empty() ? ValueType{DType::Float32, true} : operand_types[0];
     switch (c.comb) {
-    case CombOp::None:
-      break;
-    case CombOp::Mul:
-    case CombOp::Add:
-      vt = promote(operand_types[0], operand_types[1]);
-      break;
-    case CombOp::Eq:
-      vt = {DType::Bool, false};
-      break;
-    case CombOp::Cond:
-      vt = operand_types[2];
-      break;
+      case CombOp::None: break;
+      case CombOp::Mul:
+      case CombOp::Add: vt = promote(operand_types[0], operand_types[1]); break;
+      case CombOp::Eq: vt = {DType::Bool, false}; break;
+      case CombOp::Cond: vt = operand_types[2]; break;
     }
     type.dtype = final_dtype(vt);
 
@@ -604,8 +538,7 @@ private:
 
     auto ranges = index_ranges(b, type.shape, out_.types);
     for (size_t i = 0; i < ranges.size(); ++i)
-      if (!ranges[i])
-        error(s.range, "index '" + b.indices[i] + "' is unbounded");
+      if (!ranges[i]) error(s.range, "index '" + b.indices[i] + "' is unbounded");
 
     add_statement(s, type, {vt.dtype, false}, std::move(b));
   }
@@ -615,13 +548,10 @@ private:
   void bind_statement(const Statement &s) {
     if (out_.types.count(s.output) || prog_.find_input(s.output))
       error(s.range, "'" + s.output + "' is defined twice");
-    if (s.is_contraction())
-      return bind_contraction(s);
-    if (s.is_builtin())
-      return bind_builtin(s);
+    if (s.is_contraction()) return bind_contraction(s);
+    if (s.is_builtin()) return bind_builtin(s);
     BoundExprPtr e = bind_expr(s.expr(), true);
-    if (auto n = fold(s.expr()))
-      constants_[s.output] = *n;
+    if (auto n = fold(s.expr())) constants_[s.output] = *n;
     add_statement(s, TensorType{final_dtype(e->type), e->shape}, e->type, e);
   }
 
@@ -633,28 +563,24 @@ private:
       const ExprPtr &x = call.args[0];
       const TensorType &t = out_.types.at(x->name);
       if (t.shape.size() != 2)
-        error(x->range, "'" + std::string(builtin_name(call.fn)) + "' needs a 2-D tensor, but '" + x->name +
-                            "' is " + t.str());
+        error(x->range, "'" + std::string(builtin_name(call.fn)) + "' needs a 2-D tensor, but '" +
+                            x->name + "' is " + t.str());
       fold_size(call.args[2], "the column count of '" + std::string(builtin_name(call.fn)) + "'");
     }
     auto fresh = [&](const std::string &suffix) {
       std::string name = s.output + "_" + suffix;
-      for (int k = 2; taken(name); ++k)
-        name = s.output + "_" + suffix + std::to_string(k);
+      for (int k = 2; taken(name); ++k) name = s.output + "_" + suffix + std::to_string(k);
       inlined_.insert(name);
       return name;
     };
-    for (const Statement &t : inline_builtin(s, fresh))
-      bind_statement(t);
+    for (const Statement &t : inline_builtin(s, fresh)) bind_statement(t);
   }
 
   bool taken(const std::string &name) const {
-    if (inlined_.count(name) || prog_.find_input(name) || prog_.find_statement(name))
-      return true;
+    if (inlined_.count(name) || prog_.find_input(name) || prog_.find_statement(name)) return true;
     for (const auto &in : prog_.inputs)
       for (const auto &d : in.dims)
-        if (d.name == name)
-          return true;
+        if (d.name == name) return true;
     return false;
   }
 
@@ -674,15 +600,15 @@ private:
   const std::map<std::string, TensorType> &given_;
   BoundProgram out_;
   std::map<std::string, SourceRange> dim_ranges_;
-  std::map<std::string, ValueType> value_types_; // weak for constants (`C = 0.5;`)
-  std::map<std::string, Number> constants_;      // statements that fold to a number
-  std::set<std::string> inlined_;                // names of the statements builtins expand into
+  std::map<std::string, ValueType> value_types_;  // weak for constants (`C = 0.5;`)
+  std::map<std::string, Number> constants_;       // statements that fold to a number
+  std::set<std::string> inlined_;                 // names of the statements builtins expand into
 };
 
-} // namespace
+}  // namespace
 
 BoundProgram bind(const Program &program, const std::map<std::string, TensorType> &inputs) {
   return Binder(program, inputs).run();
 }
 
-} // namespace tessera::tile
+}  // namespace tessera::tile

@@ -16,15 +16,14 @@ constexpr BuiltinInfo kBuiltins[] = {
      {P::Tensor, P::Tensor, P::Value}},
     {Builtin::ReverseGrad, "reverse_grad", 2, {P::Tensor, P::Value}},
 };
-} // namespace
+}  // namespace
 
 const BuiltinInfo &builtin_info(Builtin fn) { return kBuiltins[static_cast<int>(fn)]; }
 
 std::optional<Builtin> lookup_builtin(std::string_view name) {
   for (const auto &b : kBuiltins)
-    if (b.name == name)
-      return b.fn;
+    if (b.name == name) return b.fn;
   return std::nullopt;
 }
 
-} // namespace tessera::tile
+}  // namespace tessera::tile

@@ -25,4 +25,4 @@ const BuiltinInfo &builtin_info(Builtin fn);
 inline std::string_view builtin_name(Builtin fn) { return builtin_info(fn).name; }
 std::optional<Builtin> lookup_builtin(std::string_view name);
 
-} // namespace tessera::tile
+}  // namespace tessera::tile

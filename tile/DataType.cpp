@@ -13,12 +13,12 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kInfo[] = {
-    {DType::Bool, "bool", "b1", 8},          {DType::Int8, "int8", "i8", 8},
-    {DType::Int16, "int16", "i16", 16},      {DType::Int32, "int32", "i32", 32},
-    {DType::Int64, "int64", "i64", 64},      {DType::UInt8, "uint8", "u8", 8},
-    {DType::UInt16, "uint16", "u16", 16},    {DType::UInt32, "uint32", "u32", 32},
-    {DType::UInt64, "uint64", "u64", 64},    {DType::Float16, "float16", "f16", 16},
-    {DType::Float32, "float32", "f32", 32},  {DType::Float64, "float64", "f64", 64},
+    {DType::Bool, "bool", "b1", 8},         {DType::Int8, "int8", "i8", 8},
+    {DType::Int16, "int16", "i16", 16},     {DType::Int32, "int32", "i32", 32},
+    {DType::Int64, "int64", "i64", 64},     {DType::UInt8, "uint8", "u8", 8},
+    {DType::UInt16, "uint16", "u16", 16},   {DType::UInt32, "uint32", "u32", 32},
+    {DType::UInt64, "uint64", "u64", 64},   {DType::Float16, "float16", "f16", 16},
+    {DType::Float32, "float32", "f32", 32}, {DType::Float64, "float64", "f64", 64},
 };
 
 const DTypeInfo &info(DType t) { return kInfo[static_cast<int>(t)]; }
@@ -39,9 +39,7 @@ std::optional<DType> parse_dtype(std::string_view name) {
 size_t dtype_size(DType t) { return info(t).bits / 8; }
 int dtype_bits(DType t) { return info(t).bits; }
 
-bool is_float(DType t) {
-  return t == DType::Float16 || t == DType::Float32 || t == DType::Float64;
-}
+bool is_float(DType t) { return t == DType::Float16 || t == DType::Float32 || t == DType::Float64; }
 bool is_signed_int(DType t) {
   return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64;
 }
@@ -50,10 +48,13 @@ bool is_unsigned_int(DType t) {
 }
 
 DType signed_int_of_bits(int bits) {
-  return bits <= 8 ? DType::Int8 : bits <= 16 ? DType::Int16 : bits <= 32 ? DType::Int32 : DType::Int64;
+  return bits <= 8    ? DType::Int8
+         : bits <= 16 ? DType::Int16
+         : bits <= 32 ? DType::Int32
+                      : DType::Int64;
 }
 DType unsigned_int_of_bits(int bits) {
-  return bits <= 8 ? DType::UInt8
+  return bits <= 8    ? DType::UInt8
          : bits <= 16 ? DType::UInt16
          : bits <= 32 ? DType::UInt32
                       : DType::UInt64;

@@ -10,9 +10,17 @@ namespace tessera::tile {
 
 enum class DType {
   Bool,
-  Int8, Int16, Int32, Int64,
-  UInt8, UInt16, UInt32, UInt64,
-  Float16, Float32, Float64,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+  Float16,
+  Float32,
+  Float64,
 };
 
 /// The Tile spelling: "bool", "int8" ... "float64" (also numpy's names).

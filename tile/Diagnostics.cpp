@@ -4,11 +4,12 @@
 
 namespace tessera::tile {
 
-std::string format_diagnostic(const SourcePtr &source, SourceRange range, const std::string &message) {
+std::string format_diagnostic(const SourcePtr &source, SourceRange range,
+                              const std::string &message) {
   if (!source) return "error: " + message;
   LineCol lc = source->line_col(range.begin);
-  std::string out = source->name() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) +
-                    ": error: " + message + "\n";
+  std::string out = source->name() + ":" + std::to_string(lc.line) + ":" +
+                    std::to_string(lc.column) + ": error: " + message + "\n";
   std::string line = source->line_text(range.begin);
   out += line + "\n";
   // The caret line copies tabs so that it lines up under the source line.

@@ -17,16 +17,19 @@ class Error : public std::runtime_error {
 
 /// Formats "file:line:col: error: message", the source line and `^~~~` under `range`.
 /// Without a source (EDSL programs) it is just "error: message".
-std::string format_diagnostic(const SourcePtr &source, SourceRange range, const std::string &message);
+std::string format_diagnostic(const SourcePtr &source, SourceRange range,
+                              const std::string &message);
 
 /// Throws tile::Error with format_diagnostic's text.
-[[noreturn]] void user_error(const SourcePtr &source, SourceRange range, const std::string &message);
+[[noreturn]] void user_error(const SourcePtr &source, SourceRange range,
+                             const std::string &message);
 
 [[noreturn]] void internal_error(const char *file, int line, const std::string &message);
 
 }  // namespace tessera::tile
 
-#define TESSERA_INTERNAL_ASSERT(cond, msg)                                          \
-  do {                                                                              \
-    if (!(cond)) ::tessera::tile::internal_error(__FILE__, __LINE__, std::string(#cond ": ") + (msg)); \
+#define TESSERA_INTERNAL_ASSERT(cond, msg)                                                  \
+  do {                                                                                      \
+    if (!(cond))                                                                            \
+      ::tessera::tile::internal_error(__FILE__, __LINE__, std::string(#cond ": ") + (msg)); \
   } while (0)

@@ -28,4 +28,4 @@ std::vector<std::optional<IndexRange>> index_ranges(const BoundContraction &c,
                                                     const std::vector<int64_t> &output_shape,
                                                     const std::map<std::string, TensorType> &types);
 
-} // namespace tessera::tile
+}  // namespace tessera::tile

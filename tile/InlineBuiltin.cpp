@@ -5,30 +5,22 @@ namespace tessera::tile {
 namespace {
 
 class Inliner {
-public:
+ public:
   Inliner(const Statement &s, const std::function<std::string(const std::string &)> &fresh)
       : s_(s), call_(s.builtin()), fresh_(fresh) {}
 
   std::vector<Statement> run() {
     switch (call_.fn) {
-    case Builtin::Softmax:
-      softmax(false);
-      break;
-    case Builtin::LogSoftmax:
-      softmax(true);
-      break;
-    case Builtin::BinaryCrossentropy:
-      binary_crossentropy();
-      break;
-    // Forward it is the identity; only its gradient differs (autodiff/BuiltinRules.cpp).
-    case Builtin::ReverseGrad:
-      define(s_.output, call_.args[0]);
-      break;
+      case Builtin::Softmax: softmax(false); break;
+      case Builtin::LogSoftmax: softmax(true); break;
+      case Builtin::BinaryCrossentropy: binary_crossentropy(); break;
+      // Forward it is the identity; only its gradient differs (autodiff/BuiltinRules.cpp).
+      case Builtin::ReverseGrad: define(s_.output, call_.args[0]); break;
     }
     return std::move(out_);
   }
 
-private:
+ private:
   ExprPtr arg(size_t i) const { return call_.args[i]; }
   ExprPtr ref(const std::string &name) const { return Expr::make_ref(name, call_.range); }
   ExprPtr lit(int64_t v) const { return Expr::make_int(v, call_.range); }
@@ -69,8 +61,7 @@ private:
     per_row(max, AggOp::Max, x);
     define(exp, call(Intrinsic::Exp, {call(Intrinsic::Sub, {ref(x), ref(max)})}));
     per_row(sum, AggOp::Sum, exp);
-    if (!log)
-      return define(s_.output, call(Intrinsic::Div, {ref(exp), ref(sum)}));
+    if (!log) return define(s_.output, call(Intrinsic::Div, {ref(exp), ref(sum)}));
     // log(e^(x - max) / sum) = x - (max + log(sum))
     define(s_.output,
            call(Intrinsic::Sub,
@@ -93,11 +84,11 @@ private:
   std::vector<Statement> out_;
 };
 
-} // namespace
+}  // namespace
 
 std::vector<Statement>
 inline_builtin(const Statement &s, const std::function<std::string(const std::string &)> &fresh) {
   return Inliner(s, fresh).run();
 }
 
-} // namespace tessera::tile
+}  // namespace tessera::tile

@@ -16,4 +16,4 @@ namespace tessera::tile {
 std::vector<Statement> inline_builtin(const Statement &s,
                                       const std::function<std::string(const std::string &)> &fresh);
 
-} // namespace tessera::tile
+}  // namespace tessera::tile

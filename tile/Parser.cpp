@@ -66,7 +66,8 @@ constexpr int kMaxNesting = 256;
 template <typename Subject>
 struct NestedParser : x3::unary_parser<Subject, NestedParser<Subject>> {
   static const bool is_pass_through_unary = true;
-  constexpr explicit NestedParser(const Subject &subject) : x3::unary_parser<Subject, NestedParser<Subject>>(subject) {}
+  constexpr explicit NestedParser(const Subject &subject)
+      : x3::unary_parser<Subject, NestedParser<Subject>>(subject) {}
 
   template <typename It, typename Ctx, typename RCtx, typename Attr>
   bool parse(It &first, const It &last, const Ctx &ctx, RCtx &rctx, Attr &attr) const {
@@ -90,13 +91,16 @@ struct NestedParser : x3::unary_parser<Subject, NestedParser<Subject>> {
 
 struct NestedDirective {
   template <typename Subject>
-  constexpr NestedParser<typename x3::extension::as_parser<Subject>::value_type> operator[](const Subject &s) const {
+  constexpr NestedParser<typename x3::extension::as_parser<Subject>::value_type>
+  operator[](const Subject &s) const {
     return NestedParser<typename x3::extension::as_parser<Subject>::value_type>(x3::as_parser(s));
   }
 };
 constexpr NestedDirective nested{};
 
-SourceRange join(SourceRange a, SourceRange b) { return {std::min(a.begin, b.begin), std::max(a.end, b.end)}; }
+SourceRange join(SourceRange a, SourceRange b) {
+  return {std::min(a.begin, b.begin), std::max(a.end, b.end)};
+}
 
 // Partial results of the bigger rules.
 struct OutSpec {
@@ -137,8 +141,8 @@ const auto upper_id_def = x3::eps[token_begin] >> upper_text[token_text];
 
 // Lowercase names (index variables, functions) and `$`-escaped ones.
 x3::rule<class lower_text_r, std::string> const lower_text = "index name";
-const auto lower_text_def =
-    x3::lexeme[(!keyword >> x3::char_('a', 'z') >> ident_tail) | (x3::lit('$') >> x3::alpha >> ident_tail)];
+const auto lower_text_def = x3::lexeme[(!keyword >> x3::char_('a', 'z') >> ident_tail) |
+                                       (x3::lit('$') >> x3::alpha >> ident_tail)];
 x3::rule<class lower_id_r, Token> const lower_id = "index name";
 const auto lower_id_def = x3::eps[token_begin] >> lower_text[token_text];
 
@@ -149,7 +153,8 @@ const auto int_text_def = x3::eps[token_begin] >> int_digits[token_text];
 
 x3::rule<class float_digits_r, std::string> const float_digits = "number";
 const auto exponent = x3::char_("eE") >> -x3::char_("+-") >> +x3::digit;
-const auto float_digits_def = x3::lexeme[+x3::digit >> ((x3::char_('.') >> +x3::digit >> -exponent) | exponent)];
+const auto float_digits_def =
+    x3::lexeme[+x3::digit >> ((x3::char_('.') >> +x3::digit >> -exponent) | exponent)];
 x3::rule<class float_text_r, Token> const float_text = "number";
 const auto float_text_def = x3::eps[token_begin] >> float_digits[token_text];
 
@@ -162,11 +167,13 @@ int64_t int_value(Ctx &ctx, const Token &t) {
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
   if (ec != std::errc() || ptr != t.text.data() + t.text.size())
-    user_error(state(ctx).source, t.range, "integer literal '" + t.text + "' does not fit in 64 bits");
+    user_error(state(ctx).source, t.range,
+               "integer literal '" + t.text + "' does not fit in 64 bits");
   return v;
 }
 
-BOOST_SPIRIT_DEFINE(upper_text, upper_id, lower_text, lower_id, int_digits, int_text, float_digits, float_text, mark)
+BOOST_SPIRIT_DEFINE(upper_text, upper_id, lower_text, lower_id, int_digits, int_text, float_digits,
+                    float_text, mark)
 
 // ---- Index polynomials -----------------------------------------------------------------------
 
@@ -187,15 +194,17 @@ auto poly_binary(Poly::Kind kind) {
 
 const auto poly_def = poly_term[set_val] >> *(('+' >> poly_term)[poly_binary(Poly::Kind::Add)] |
                                               ('-' >> poly_term)[poly_binary(Poly::Kind::Sub)]);
-const auto poly_term_def = poly_unary[set_val] >> *(('*' >> poly_unary)[poly_binary(Poly::Kind::Mul)] |
-                                                    ('/' >> poly_unary)[poly_binary(Poly::Kind::Div)]);
+const auto poly_term_def = poly_unary[set_val] >>
+                           *(('*' >> poly_unary)[poly_binary(Poly::Kind::Mul)] |
+                             ('/' >> poly_unary)[poly_binary(Poly::Kind::Div)]);
 
 // `-3` folds to the literal -3, so that printing a negative literal parses back to the same tree.
 const auto poly_negate = [](auto &ctx) {
   auto &attr = x3::_attr(ctx);
   const PolyPtr &p = boost::fusion::at_c<1>(attr);
   SourceRange r{boost::fusion::at_c<0>(attr), p->range.end};
-  x3::_val(ctx) = p->kind == Poly::Kind::Int ? Poly::make_int(-p->value, r) : Poly::make_unary(Poly::Kind::Neg, p, r);
+  x3::_val(ctx) = p->kind == Poly::Kind::Int ? Poly::make_int(-p->value, r)
+                                             : Poly::make_unary(Poly::Kind::Neg, p, r);
 };
 const auto poly_unary_def = nested[(mark >> '-' >> poly_unary)[poly_negate] | poly_atom[set_val]];
 
@@ -203,18 +212,24 @@ const auto poly_scaled_index = [](auto &ctx) {  // `2i`, PlaidML's juxtaposition
   auto &attr = x3::_attr(ctx);
   const Token &digits = boost::fusion::at_c<0>(attr);
   const Token &index = boost::fusion::at_c<1>(attr);
-  x3::_val(ctx) = Poly::make_binary(Poly::Kind::Mul, Poly::make_int(int_value(ctx, digits), digits.range),
-                                    Poly::make_index(index.text, index.range), join(digits.range, index.range));
+  x3::_val(ctx) =
+      Poly::make_binary(Poly::Kind::Mul, Poly::make_int(int_value(ctx, digits), digits.range),
+                        Poly::make_index(index.text, index.range), join(digits.range, index.range));
 };
 const auto poly_int = [](auto &ctx) {
   const Token &t = x3::_attr(ctx);
   x3::_val(ctx) = Poly::make_int(int_value(ctx, t), t.range);
 };
-const auto poly_name = [](auto &ctx) { x3::_val(ctx) = Poly::make_name(x3::_attr(ctx).text, x3::_attr(ctx).range); };
-const auto poly_index = [](auto &ctx) { x3::_val(ctx) = Poly::make_index(x3::_attr(ctx).text, x3::_attr(ctx).range); };
+const auto poly_name = [](auto &ctx) {
+  x3::_val(ctx) = Poly::make_name(x3::_attr(ctx).text, x3::_attr(ctx).range);
+};
+const auto poly_index = [](auto &ctx) {
+  x3::_val(ctx) = Poly::make_index(x3::_attr(ctx).text, x3::_attr(ctx).range);
+};
 
-const auto poly_atom_def = (int_text >> lower_id)[poly_scaled_index] | int_text[poly_int] | upper_id[poly_name] |
-                           lower_id[poly_index] | (x3::lit('(') > poly > ')')[set_val];
+const auto poly_atom_def = (int_text >> lower_id)[poly_scaled_index] | int_text[poly_int] |
+                           upper_id[poly_name] | lower_id[poly_index] |
+                           (x3::lit('(') > poly > ')')[set_val];
 
 BOOST_SPIRIT_DEFINE(poly, poly_term, poly_unary, poly_atom)
 
@@ -282,10 +297,12 @@ const auto expr_negate = [](auto &ctx) {
 const auto expr_bit_not = [](auto &ctx) {
   auto &attr = x3::_attr(ctx);
   const ExprPtr &e = boost::fusion::at_c<1>(attr);
-  x3::_val(ctx) = Expr::make_call(Intrinsic::BitNot, {e}, {boost::fusion::at_c<0>(attr), e->range.end});
+  x3::_val(ctx) =
+      Expr::make_call(Intrinsic::BitNot, {e}, {boost::fusion::at_c<0>(attr), e->range.end});
 };
 const auto unary_expr_def =
-    nested[(mark >> '-' >> unary_expr)[expr_negate] | (mark >> '~' >> unary_expr)[expr_bit_not] | primary_expr[set_val]];
+    nested[(mark >> '-' >> unary_expr)[expr_negate] | (mark >> '~' >> unary_expr)[expr_bit_not] |
+           primary_expr[set_val]];
 
 const auto expr_float = [](auto &ctx) {
   const Token &t = x3::_attr(ctx);
@@ -295,7 +312,9 @@ const auto expr_int = [](auto &ctx) {
   const Token &t = x3::_attr(ctx);
   x3::_val(ctx) = Expr::make_int(int_value(ctx, t), t.range);
 };
-const auto expr_ref = [](auto &ctx) { x3::_val(ctx) = Expr::make_ref(x3::_attr(ctx).text, x3::_attr(ctx).range); };
+const auto expr_ref = [](auto &ctx) {
+  x3::_val(ctx) = Expr::make_ref(x3::_attr(ctx).text, x3::_attr(ctx).range);
+};
 
 struct CallArgs {
   std::vector<ExprPtr> args;
@@ -324,11 +343,12 @@ const auto expr_call = [](auto &ctx) {
 };
 
 const auto primary_expr_def = float_text[expr_float] | int_text[expr_int] |
-                              (call_name >> &x3::lit('(') >> call_args)[expr_call] | upper_id[expr_ref] |
-                              lower_id[expr_ref] | (x3::lit('(') > expr > ')')[set_val];
+                              (call_name >> &x3::lit('(') >> call_args)[expr_call] |
+                              upper_id[expr_ref] | lower_id[expr_ref] |
+                              (x3::lit('(') > expr > ')')[set_val];
 
-BOOST_SPIRIT_DEFINE(expr, bxor_expr, bor_expr, band_expr, eq_expr, rel_expr, shift_expr, add_expr, mul_expr,
-                    unary_expr, primary_expr, call_args, call_name)
+BOOST_SPIRIT_DEFINE(expr, bxor_expr, bor_expr, band_expr, eq_expr, rel_expr, shift_expr, add_expr,
+                    mul_expr, unary_expr, primary_expr, call_args, call_name)
 
 // ---- Contractions ----------------------------------------------------------------------------
 
@@ -345,7 +365,8 @@ const auto access_name = [](auto &ctx) {
 };
 const auto access_index = [](auto &ctx) { x3::_val(ctx).indices.push_back(x3::_attr(ctx)); };
 const auto access_end = [](auto &ctx) { x3::_val(ctx).range.end = here(ctx); };
-const auto access_def = upper_id[access_name] >> '[' > -(poly[access_index] % ',') > x3::lit(']')[access_end];
+const auto access_def = upper_id[access_name] >> '[' >
+                        -(poly[access_index] % ',') > x3::lit(']')[access_end];
 
 const auto out_name = [](auto &ctx) {
   x3::_val(ctx).access.tensor = x3::_attr(ctx).text;
@@ -354,8 +375,8 @@ const auto out_name = [](auto &ctx) {
 const auto out_index = [](auto &ctx) { x3::_val(ctx).access.indices.push_back(x3::_attr(ctx)); };
 const auto out_size = [](auto &ctx) { x3::_val(ctx).sizes.push_back(x3::_attr(ctx)); };
 const auto out_end = [](auto &ctx) { x3::_val(ctx).access.range.end = here(ctx); };
-const auto out_spec_def = upper_id[out_name] >> '[' > -(poly[out_index] % ',') > -(':' > (expr[out_size] % ',')) >
-                          x3::lit(']')[out_end];
+const auto out_spec_def = upper_id[out_name] >> '[' > -(poly[out_index] % ',') >
+                          -(':' > (expr[out_size] % ',')) > x3::lit(']')[out_end];
 
 const auto constraint_poly = [](auto &ctx) {
   x3::_val(ctx).poly = x3::_attr(ctx);
@@ -369,7 +390,9 @@ const auto constraint_bound = [](auto &ctx) {
 const auto constraint_def = poly[constraint_poly] > '<' > shift_expr[constraint_bound];
 
 struct AggSymbols : x3::symbols<AggOp> {
-  AggSymbols() { add("+", AggOp::Sum)("*", AggOp::Prod)(">", AggOp::Max)("<", AggOp::Min)("=", AggOp::Assign); }
+  AggSymbols() {
+    add("+", AggOp::Sum)("*", AggOp::Prod)(">", AggOp::Max)("<", AggOp::Min)("=", AggOp::Assign);
+  }
 } const agg_symbols;
 const auto agg_op_def = agg_symbols;
 
@@ -390,7 +413,8 @@ const auto con_cond = [](auto &ctx) {
   auto &c = x3::_val(ctx);
   const Access &a = x3::_attr(ctx);
   if (c.comb != CombOp::Eq)
-    user_error(state(ctx).source, a.range, "a ternary contraction compares with '==': A[..] == B[..] ? C[..]");
+    user_error(state(ctx).source, a.range,
+               "a ternary contraction compares with '==': A[..] == B[..] ? C[..]");
   c.comb = CombOp::Cond;
   c.inputs.push_back(a);
 };
@@ -406,9 +430,11 @@ const auto kw_no_defract = x3::lexeme[x3::lit("no_defract") >> word_end];
 const auto kw_default = x3::lexeme[x3::lit("default") >> word_end];
 
 const auto contraction_def = out_spec[con_out] > '=' > agg_op[con_agg] > '(' > access[con_input] >
-                             -(comb_op[con_comb] > access[con_input] > -('?' > access[con_cond])) > con_close >
-                             *(',' > constraint[con_constraint]) >
-                             *(kw_no_defract[con_no_defract] | (kw_default > upper_id[con_default]));
+                             -(comb_op[con_comb] > access[con_input] >
+                               -('?' > access[con_cond])) > con_close
+                             > *(',' > constraint[con_constraint]) >
+                             *(kw_no_defract[con_no_defract] |
+                               (kw_default > upper_id[con_default]));
 
 BOOST_SPIRIT_DEFINE(access, out_spec, constraint, agg_op, comb_op, con_close, contraction)
 
@@ -424,7 +450,8 @@ x3::rule<class attr_param_r, std::string> const attr_param = "attribute paramete
 const auto attr_param_def = x3::lexeme[+(x3::alnum | x3::char_("_.-"))];
 const auto attr_name = [](auto &ctx) { x3::_val(ctx).name = x3::_attr(ctx).text; };
 const auto attr_push = [](auto &ctx) { x3::_val(ctx).params.push_back(x3::_attr(ctx)); };
-const auto attribute_def = x3::lit("[[") > lower_id[attr_name] > -('(' > (attr_param[attr_push] % ',') > ')') > "]]";
+const auto attribute_def = x3::lit("[[") > lower_id[attr_name] >
+                           -('(' > (attr_param[attr_push] % ',') > ')') > "]]";
 
 const auto assign_name = [](auto &ctx) {
   x3::_val(ctx).name = x3::_attr(ctx).text;
@@ -455,18 +482,25 @@ const auto input_name = [](auto &ctx) {
   x3::_val(ctx).range = x3::_attr(ctx).range;
 };
 const auto input_open = [](auto &ctx) { x3::_val(ctx).has_dims = true; };
-const auto input_dim_name = [](auto &ctx) { x3::_val(ctx).dims.push_back({x3::_attr(ctx).text, 0, x3::_attr(ctx).range}); };
+const auto input_dim_name = [](auto &ctx) {
+  x3::_val(ctx).dims.push_back({x3::_attr(ctx).text, 0, x3::_attr(ctx).range});
+};
 const auto input_dim_size = [](auto &ctx) {
   x3::_val(ctx).dims.push_back({"", int_value(ctx, x3::_attr(ctx)), x3::_attr(ctx).range});
 };
 const auto input_end = [](auto &ctx) { x3::_val(ctx).range.end = here(ctx); };
 const auto input_def = upper_id[input_name] >>
-                       -(x3::lit('[')[input_open] > -((upper_id[input_dim_name] | int_text[input_dim_size]) % ',') >
+                       -(x3::lit('[')[input_open] >
+                         -((upper_id[input_dim_name] | int_text[input_dim_size]) % ',') >
                          x3::lit(']')[input_end]);
 
 const auto add_input = [](auto &ctx) { state(ctx).program->inputs.push_back(x3::_attr(ctx)); };
-const auto add_output = [](auto &ctx) { state(ctx).program->outputs.push_back({x3::_attr(ctx).text, x3::_attr(ctx).range}); };
-const auto add_statement = [](auto &ctx) { state(ctx).program->statements.push_back(x3::_attr(ctx)); };
+const auto add_output = [](auto &ctx) {
+  state(ctx).program->outputs.push_back({x3::_attr(ctx).text, x3::_attr(ctx).range});
+};
+const auto add_statement = [](auto &ctx) {
+  state(ctx).program->statements.push_back(x3::_attr(ctx));
+};
 
 x3::rule<class body_end_r> const body_end = "a statement or '}'";
 const auto body_end_def = x3::lit('}');
@@ -474,9 +508,11 @@ x3::rule<class output_r, Token> const output_name = "output name";
 const auto output_name_def = upper_id;
 
 const auto function_def = x3::lit("function") > '(' > -(input[add_input] % ',') > ')' > "->" > '(' >
-                          -(output_name[add_output] % ',') > ')' > '{' > *statement[add_statement] > body_end;
+                          -(output_name[add_output] % ',') > ')' > '{' >
+                          *statement[add_statement] > body_end;
 
-BOOST_SPIRIT_DEFINE(attr_param, attribute, assignment, statement, input, body_end, output_name, function)
+BOOST_SPIRIT_DEFINE(attr_param, attribute, assignment, statement, input, body_end, output_name,
+                    function)
 
 x3::rule<class end_r> const end_of_input = "end of input";
 const auto end_of_input_def = x3::eoi;
@@ -487,7 +523,8 @@ const auto skipper = x3::space | x3::lexeme["//" >> *(x3::char_ - x3::eol) >> (x
 std::string describe_found(const char *where, const char *end) {
   if (where == end) return "end of input";
   std::string tok;
-  for (const char *p = where; p < end && tok.size() < 12 && !std::isspace(static_cast<unsigned char>(*p)); ++p)
+  for (const char *p = where;
+       p < end && tok.size() < 12 && !std::isspace(static_cast<unsigned char>(*p)); ++p)
     tok += *p;
   return "'" + tok + "'";
 }
@@ -512,7 +549,8 @@ Program parse_program(const SourcePtr &source) {
     const char *it = e.where();
     x3::phrase_parse(it, last, x3::eps, skipper);  // point at the token, not at whitespace
     uint32_t at = static_cast<uint32_t>(it - first);
-    user_error(source, {at, at + 1}, "expected " + e.which() + ", found " + describe_found(it, last));
+    user_error(source, {at, at + 1},
+               "expected " + e.which() + ", found " + describe_found(it, last));
   }
   return analyze(std::move(program));
 }

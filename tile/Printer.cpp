@@ -1,9 +1,9 @@
 #include "tile/Printer.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cctype>
 
 namespace tessera::tile {
 
@@ -30,7 +30,8 @@ std::string tensor_name(const std::string &name) {
 
 // Lowercase names print as they are; others (and keywords) need the `$` escape.
 std::string index_name(const std::string &name) {
-  if (!name.empty() && name[0] >= 'a' && name[0] <= 'z' && plain_tail(name, 1) && !is_keyword(name)) return name;
+  if (!name.empty() && name[0] >= 'a' && name[0] <= 'z' && plain_tail(name, 1) && !is_keyword(name))
+    return name;
   return "$" + name;
 }
 
@@ -87,7 +88,8 @@ std::string access_text(const Access &a) {
 
 std::string contraction_text(const Contraction &c) {
   std::string s = tensor_name(c.output.tensor) + "[";
-  for (size_t i = 0; i < c.output.indices.size(); ++i) s += (i ? ", " : "") + print_poly(c.output.indices[i]);
+  for (size_t i = 0; i < c.output.indices.size(); ++i)
+    s += (i ? ", " : "") + print_poly(c.output.indices[i]);
   if (!c.sizes.empty()) {
     s += " : ";
     for (size_t i = 0; i < c.sizes.size(); ++i) s += (i ? ", " : "") + print_expr(c.sizes[i]);
@@ -95,7 +97,8 @@ std::string contraction_text(const Contraction &c) {
   s += "] = ";
   s += agg_symbol(c.agg);
   s += "(" + access_text(c.inputs[0]);
-  if (c.inputs.size() > 1) s += std::string(" ") + comb_symbol(c.comb) + " " + access_text(c.inputs[1]);
+  if (c.inputs.size() > 1)
+    s += std::string(" ") + comb_symbol(c.comb) + " " + access_text(c.inputs[1]);
   if (c.inputs.size() > 2) s += " ? " + access_text(c.inputs[2]);
   s += ")";
   for (const auto &k : c.constraints) s += ", " + print_poly(k.poly) + " < " + print_expr(k.bound);
@@ -132,11 +135,13 @@ std::string print_program(const Program &program) {
     if (!in.has_dims) continue;
     s += "[";
     for (size_t d = 0; d < in.dims.size(); ++d)
-      s += (d ? ", " : "") + (in.dims[d].name.empty() ? std::to_string(in.dims[d].size) : tensor_name(in.dims[d].name));
+      s += (d ? ", " : "") + (in.dims[d].name.empty() ? std::to_string(in.dims[d].size)
+                                                      : tensor_name(in.dims[d].name));
     s += "]";
   }
   s += ") -> (";
-  for (size_t i = 0; i < program.outputs.size(); ++i) s += (i ? ", " : "") + tensor_name(program.outputs[i].name);
+  for (size_t i = 0; i < program.outputs.size(); ++i)
+    s += (i ? ", " : "") + tensor_name(program.outputs[i].name);
   s += ") {\n";
   for (const auto &stmt : program.statements) {
     s += "  ";

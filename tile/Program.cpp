@@ -121,8 +121,8 @@ bool structurally_equal(const PolyPtr &a, const PolyPtr &b) {
 
 bool structurally_equal(const ExprPtr &a, const ExprPtr &b) {
   if (!a || !b) return !a && !b;
-  if (a->kind != b->kind || a->int_value != b->int_value || a->name != b->name ||
-      a->op != b->op || a->args.size() != b->args.size())
+  if (a->kind != b->kind || a->int_value != b->int_value || a->name != b->name || a->op != b->op ||
+      a->args.size() != b->args.size())
     return false;
   // Float literals compare by value: the printer may respell them.
   if (a->kind == Expr::Kind::Float && a->float_value != b->float_value) return false;
@@ -151,13 +151,15 @@ bool contraction_equal(const Contraction &a, const Contraction &b) {
          all_equal(a.inputs, b.inputs, access_equal) &&
          all_equal(a.constraints, b.constraints,
                    [](auto &x, auto &y) {
-                     return structurally_equal(x.poly, y.poly) && structurally_equal(x.bound, y.bound);
+                     return structurally_equal(x.poly, y.poly) &&
+                            structurally_equal(x.bound, y.bound);
                    }) &&
          a.default_tensor == b.default_tensor && a.no_defract == b.no_defract;
 }
 
 bool builtin_equal(const BuiltinCall &a, const BuiltinCall &b) {
-  return a.fn == b.fn && all_equal(a.args, b.args, [](auto &x, auto &y) { return structurally_equal(x, y); });
+  return a.fn == b.fn &&
+         all_equal(a.args, b.args, [](auto &x, auto &y) { return structurally_equal(x, y); });
 }
 
 bool statement_equal(const Statement &a, const Statement &b) {
@@ -172,7 +174,8 @@ bool statement_equal(const Statement &a, const Statement &b) {
 
 bool input_equal(const Input &a, const Input &b) {
   return a.name == b.name && a.has_dims == b.has_dims &&
-         all_equal(a.dims, b.dims, [](auto &x, auto &y) { return x.name == y.name && x.size == y.size; });
+         all_equal(a.dims, b.dims,
+                   [](auto &x, auto &y) { return x.name == y.name && x.size == y.size; });
 }
 }  // namespace
 

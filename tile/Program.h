@@ -7,7 +7,8 @@
 //  - a special `X = reshape(A, 2, N);` (gather, scatter, shape, reshape, index, prng_*): a Call
 //    expression with a special intrinsic at the root, never nested;
 //  - a contraction `O[i, j : M, N] = +(A[i, k] * B[k, j]), k < 3;`;
-//  - a builtin `Y = builtin_softmax(X, N, C);` (tile/Builtins.h), kept as a call so that autodiff can
+//  - a builtin `Y = builtin_softmax(X, N, C);` (tile/Builtins.h), kept as a call so that autodiff
+//  can
 //    give it its own derivative; tile::bind expands it into statements of the kinds above.
 // Dimensions stay symbolic here (names such as M, or expressions); tile::bind makes them concrete.
 // Nodes are immutable and shared. Source ranges point into `source` for diagnostics.
@@ -33,9 +34,9 @@ using PolyPtr = std::shared_ptr<const Poly>;
 struct Poly {
   enum class Kind { Int, Index, Name, Neg, Add, Sub, Mul, Div };
   Kind kind = Kind::Int;
-  int64_t value = 0;   // Int
-  std::string name;    // Index, Name
-  PolyPtr lhs, rhs;    // Neg uses lhs
+  int64_t value = 0;  // Int
+  std::string name;   // Index, Name
+  PolyPtr lhs, rhs;   // Neg uses lhs
   SourceRange range;
 
   static PolyPtr make_int(int64_t v, SourceRange r = {});
@@ -55,8 +56,8 @@ struct Expr {
   Kind kind = Kind::Int;
   int64_t int_value = 0;
   double float_value = 0;
-  std::string text;        // Float: the literal as written
-  std::string name;        // Ref: a tensor, dimension or constant name; Call: a builtin's name or ""
+  std::string text;  // Float: the literal as written
+  std::string name;  // Ref: a tensor, dimension or constant name; Call: a builtin's name or ""
   Intrinsic op = Intrinsic::Ident;  // Call
   std::vector<ExprPtr> args;        // Call
   SourceRange range;

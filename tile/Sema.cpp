@@ -52,7 +52,9 @@ class Analyzer {
   }
 
  private:
-  [[noreturn]] void error(SourceRange range, const std::string &message) { user_error(source_, range, message); }
+  [[noreturn]] void error(SourceRange range, const std::string &message) {
+    user_error(source_, range, message);
+  }
 
   void collect_all_names() {
     for (const auto &in : program_.inputs) {
@@ -71,7 +73,8 @@ class Analyzer {
       if (auto it = defs_.find(in.name); it != defs_.end()) {
         if (it->second.kind == NameKind::Dim)
           error(in.range, "'" + in.name + "' names both a dimension and a tensor");
-        error(in.range, "input '" + in.name + "' is declared twice (first at " + location(source_, it->second.range) + ")");
+        error(in.range, "input '" + in.name + "' is declared twice (first at " +
+                            location(source_, it->second.range) + ")");
       }
       define(in.name, NameKind::Tensor, in.range, true);
     }
@@ -90,9 +93,11 @@ class Analyzer {
   const Definition &lookup(const std::string &name, SourceRange range) {
     if (auto it = defs_.find(name); it != defs_.end()) return it->second;
     if (auto it = later_.find(name); it != later_.end())
-      error(range, "'" + name + "' is used before it is defined (at " + location(source_, it->second) + ")");
+      error(range, "'" + name + "' is used before it is defined (at " +
+                       location(source_, it->second) + ")");
     if (!name.empty() && name[0] >= 'a' && name[0] <= 'z')
-      error(range, "unknown name '" + name + "' (index variables may only appear in a contraction's tensor accesses)");
+      error(range, "unknown name '" + name +
+                       "' (index variables may only appear in a contraction's tensor accesses)");
     error(range, "unknown name '" + name + "'");
   }
 
@@ -105,18 +110,19 @@ class Analyzer {
     const IntrinsicInfo &info = intrinsic_info(call.op);
     int n = static_cast<int>(call.args.size());
     if (n >= info.min_args && (info.max_args < 0 || n <= info.max_args)) return;
-    std::string want = info.max_args < 0        ? "at least " + std::to_string(info.min_args)
-                       : info.min_args == info.max_args ? std::to_string(info.min_args)
-                                                         : std::to_string(info.min_args) + " to " +
-                                                               std::to_string(info.max_args);
+    std::string want = info.max_args < 0 ? "at least " + std::to_string(info.min_args)
+                       : info.min_args == info.max_args
+                           ? std::to_string(info.min_args)
+                           : std::to_string(info.min_args) + " to " + std::to_string(info.max_args);
     bool singular = want == "1" || want == "at least 1";
-    error(call.range, "'" + std::string(info.name) + "' takes " + want + " argument" + (singular ? "" : "s") +
-                          ", got " + std::to_string(n));
+    error(call.range, "'" + std::string(info.name) + "' takes " + want + " argument" +
+                          (singular ? "" : "s") + ", got " + std::to_string(n));
   }
 
   // A prime may only end a name, so `Y'` hoists into `Y_1`: `Y'_1` would not parse back.
   std::string fresh_name(const std::string &base) {
-    std::string stem = !base.empty() && base.back() == '\'' ? base.substr(0, base.size() - 1) : base;
+    std::string stem =
+        !base.empty() && base.back() == '\'' ? base.substr(0, base.size() - 1) : base;
     for (int k = 1;; ++k) {
       std::string name = stem + "_" + std::to_string(k);
       if (all_names_.insert(name).second) return name;
@@ -151,8 +157,10 @@ class Analyzer {
     for (size_t i = 0; i < e->args.size(); ++i) {
       ExprPtr a = analyze_expr(e->args[i], owner, false);
       if (special && is_tensor_argument(e->op, i)) {
-        if (a->kind != Expr::Kind::Ref) a = hoist(a, owner);
-        else check_tensor(a->name, a->range);
+        if (a->kind != Expr::Kind::Ref)
+          a = hoist(a, owner);
+        else
+          check_tensor(a->name, a->range);
       }
       changed |= a != e->args[i];
       args.push_back(a);
@@ -176,7 +184,8 @@ class Analyzer {
       switch (info.params[i]) {
         case BuiltinParam::Tensor: {
           ExprPtr a = analyze_expr(arg, owner, false);
-          bool tensor = a->kind == Expr::Kind::Ref && lookup(a->name, a->range).kind == NameKind::Tensor;
+          bool tensor =
+              a->kind == Expr::Kind::Ref && lookup(a->name, a->range).kind == NameKind::Tensor;
           args.push_back(tensor ? a : hoist(a, owner));
           break;
         }
@@ -241,23 +250,27 @@ class Analyzer {
       error(c.output.range, "contraction output '" + c.output.tensor + "' needs its sizes, as in " +
                                 c.output.tensor + "[i, j : I, J]");
     if (c.sizes.size() != rank)
-      error(c.output.range, "output '" + c.output.tensor + "' has " + std::to_string(rank) + " indices but " +
-                                std::to_string(c.sizes.size()) + " sizes");
+      error(c.output.range, "output '" + c.output.tensor + "' has " + std::to_string(rank) +
+                                " indices but " + std::to_string(c.sizes.size()) + " sizes");
     for (const auto &s : c.sizes) check_size_expr(s);
   }
 
   // Sizes and bounds are integer expressions over literals, dimensions and constants.
   void check_size_expr(const ExprPtr &e) {
-    if (const Expr *b = find_builtin_call(e)) error(b->range, "'" + b->name + "' cannot be used as a size");
+    if (const Expr *b = find_builtin_call(e))
+      error(b->range, "'" + b->name + "' cannot be used as a size");
     ExprPtr checked = analyze_expr(e, "Size", true);
     if (checked->kind == Expr::Kind::Call && is_special(checked->op))
-      error(e->range, "'" + std::string(intrinsic_name(checked->op)) + "' cannot be used as a size");
+      error(e->range,
+            "'" + std::string(intrinsic_name(checked->op)) + "' cannot be used as a size");
   }
 
   void analyze_statement(Statement &s) {
     if (auto it = defs_.find(s.output); it != defs_.end()) {
-      if (it->second.is_input) error(s.range, "'" + s.output + "' is an input and cannot be assigned");
-      error(s.range, "'" + s.output + "' is already defined at " + location(source_, it->second.range));
+      if (it->second.is_input)
+        error(s.range, "'" + s.output + "' is an input and cannot be assigned");
+      error(s.range,
+            "'" + s.output + "' is already defined at " + location(source_, it->second.range));
     }
     if (s.is_contraction()) {
       analyze_contraction(std::get<Contraction>(s.body));
@@ -269,12 +282,15 @@ class Analyzer {
   void check_outputs() {
     std::set<std::string> seen;
     for (const auto &out : program_.outputs) {
-      if (!seen.insert(out.name).second) error(out.range, "output '" + out.name + "' is listed twice");
+      if (!seen.insert(out.name).second)
+        error(out.range, "output '" + out.name + "' is listed twice");
       auto it = defs_.find(out.name);
       if (it == defs_.end()) error(out.range, "output '" + out.name + "' is never defined");
-      if (it->second.kind == NameKind::Dim) error(out.range, "output '" + out.name + "' is a dimension, not a tensor");
+      if (it->second.kind == NameKind::Dim)
+        error(out.range, "output '" + out.name + "' is a dimension, not a tensor");
       if (it->second.is_input)
-        error(out.range, "output '" + out.name + "' is an input; return a copy instead (Y = " + out.name + ";)");
+        error(out.range, "output '" + out.name +
+                             "' is an input; return a copy instead (Y = " + out.name + ";)");
     }
   }
 

@@ -10,14 +10,15 @@
 
 namespace tessera::clike {
 
+using compiler::as;
 using compiler::Expr;
 using compiler::Stmt;
-using compiler::as;
 using tile::DType;
 using Op = compiler::Binary::Op;
 using tile::Intrinsic;
 
-std::string Dialect::load(const std::string &buffer, DType dtype, bool, const std::string &index) const {
+std::string Dialect::load(const std::string &buffer, DType dtype, bool,
+                          const std::string &index) const {
   std::string v = buffer + "[" + index + "]";
   return dtype == DType::Bool ? "(" + v + " != 0)" : v;
 }
@@ -35,12 +36,15 @@ std::string Dialect::math(const std::string &name, DType, const std::vector<std:
   return s + ")";
 }
 
-std::string Dialect::literal_suffix(DType dtype) const { return dtype == DType::Float64 ? "" : "f"; }
+std::string Dialect::literal_suffix(DType dtype) const {
+  return dtype == DType::Float64 ? "" : "f";
+}
 
 namespace {
 
 bool is_comparison(Op op) {
-  return op == Op::EQ || op == Op::NE || op == Op::LT || op == Op::LE || op == Op::GT || op == Op::GE;
+  return op == Op::EQ || op == Op::NE || op == Op::LT || op == Op::LE || op == Op::GT ||
+         op == Op::GE;
 }
 
 const char *c_op(Op op) {
@@ -79,26 +83,34 @@ std::string braced(const std::string &s) { return "(" + s + ")"; }
 
 }  // namespace
 
-CLikePrinter::CLikePrinter(Dialect &dialect, const std::vector<compiler::BufferParam> &params) : dialect_(dialect) {
+CLikePrinter::CLikePrinter(Dialect &dialect, const std::vector<compiler::BufferParam> &params)
+    : dialect_(dialect) {
   for (const auto &p : params) buffers_[identifier(p.name)] = {p.dtype, true};
 }
 
 std::string CLikePrinter::identifier(const std::string &name) {
   static const std::set<std::string> reserved = {
-      "int", "float", "double", "half", "char", "short", "long", "uint", "uchar", "ushort", "ulong", "bool",
-      "void", "if", "else", "for", "while", "do", "return", "break", "continue", "const", "global", "local",
-      "private", "constant", "kernel", "restrict", "volatile", "struct", "union", "enum", "typedef", "sizeof",
-      "switch", "case", "default", "goto", "static", "extern", "auto", "register", "signed", "unsigned", "inline",
-      "true", "false", "in", "out", "inout", "uniform", "buffer", "shared", "layout", "main", "exp", "log", "sqrt",
-      "pow", "min", "max", "abs", "fabs", "sin", "cos", "tan", "floor", "ceil", "round", "select", "clamp", "mix",
-      "sign", "dot", "length", "image", "sampler", "read_only", "write_only", "NAN", "INFINITY", "erf", "tanh",
-      "sinh", "cosh", "asin", "acos", "atan", "fmod", "fmax", "fmin", "printf", "barrier", "isnan", "size_t",
-      "vec2", "vec3", "vec4", "ivec2", "ivec3", "ivec4", "uvec2", "uvec3", "uvec4", "bvec2", "bvec3", "bvec4",
-      "dvec2", "dvec3", "dvec4", "mat2", "mat3", "mat4"};
+      "int",       "float",      "double", "half",     "char",     "short",  "long",
+      "uint",      "uchar",      "ushort", "ulong",    "bool",     "void",   "if",
+      "else",      "for",        "while",  "do",       "return",   "break",  "continue",
+      "const",     "global",     "local",  "private",  "constant", "kernel", "restrict",
+      "volatile",  "struct",     "union",  "enum",     "typedef",  "sizeof", "switch",
+      "case",      "default",    "goto",   "static",   "extern",   "auto",   "register",
+      "signed",    "unsigned",   "inline", "true",     "false",    "in",     "out",
+      "inout",     "uniform",    "buffer", "shared",   "layout",   "main",   "exp",
+      "log",       "sqrt",       "pow",    "min",      "max",      "abs",    "fabs",
+      "sin",       "cos",        "tan",    "floor",    "ceil",     "round",  "select",
+      "clamp",     "mix",        "sign",   "dot",      "length",   "image",  "sampler",
+      "read_only", "write_only", "NAN",    "INFINITY", "erf",      "tanh",   "sinh",
+      "cosh",      "asin",       "acos",   "atan",     "fmod",     "fmax",   "fmin",
+      "printf",    "barrier",    "isnan",  "size_t",   "vec2",     "vec3",   "vec4",
+      "ivec2",     "ivec3",      "ivec4",  "uvec2",    "uvec3",    "uvec4",  "bvec2",
+      "bvec3",     "bvec4",      "dvec2",  "dvec3",    "dvec4",    "mat2",   "mat3",
+      "mat4"};
   std::string s;
   for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) || s.rfind("__", 0) == 0 || s.rfind("gl_", 0) == 0 ||
-      s.rfind("tsr_", 0) == 0 || s.rfind("get_", 0) == 0)
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) || s.rfind("__", 0) == 0 ||
+      s.rfind("gl_", 0) == 0 || s.rfind("tsr_", 0) == 0 || s.rfind("get_", 0) == 0)
     s = "v" + s;
   // Vector type names (float4, int16, ...) are keywords too.
   size_t digits = s.find_first_of("0123456789");
@@ -143,7 +155,8 @@ std::string CLikePrinter::literal(DType dtype, double fv, int64_t iv, bool is_fl
   std::string s;
   switch (dtype) {
     case DType::Int64:
-      s = v == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807L - 1)" : std::to_string(v) + "L";
+      s = v == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807L - 1)"
+                                                   : std::to_string(v) + "L";
       break;
     case DType::UInt64: s = std::to_string(static_cast<uint64_t>(v)) + "UL"; break;
     case DType::Int32:
@@ -165,12 +178,15 @@ std::string CLikePrinter::var_lane(const std::string &name, const VarInfo &info,
 
 std::string CLikePrinter::scalar(const Expr &e, int lane) {
   switch (e->kind) {
-    case compiler::ExprKind::IntImm: return literal(e->type.dtype, 0, as<compiler::IntImm>(e)->value, false);
-    case compiler::ExprKind::FloatImm: return literal(e->type.dtype, as<compiler::FloatImm>(e)->value, 0, true);
+    case compiler::ExprKind::IntImm:
+      return literal(e->type.dtype, 0, as<compiler::IntImm>(e)->value, false);
+    case compiler::ExprKind::FloatImm:
+      return literal(e->type.dtype, as<compiler::FloatImm>(e)->value, 0, true);
     case compiler::ExprKind::Var: {
       const auto &name = as<compiler::Var>(e)->name;
       auto it = vars_.find(name);
-      TESSERA_INTERNAL_ASSERT(it != vars_.end() && !it->second.empty(), "variable " + name + " is not in scope");
+      TESSERA_INTERNAL_ASSERT(it != vars_.end() && !it->second.empty(),
+                              "variable " + name + " is not in scope");
       const VarInfo &info = it->second.back();
       return cast(var_lane(name, info, lane), info.type.dtype, e->type.dtype);
     }
@@ -196,13 +212,15 @@ std::string CLikePrinter::scalar(const Expr &e, int lane) {
       auto it = buffers_.find(id);
       TESSERA_INTERNAL_ASSERT(it != buffers_.end(), "buffer " + l->buffer + " is not in scope");
       if (it->second.register_lanes > 0)
-        return cast(register_element(id, it->second, constant_element(l->index, lane)), it->second.dtype, e->type.dtype);
+        return cast(register_element(id, it->second, constant_element(l->index, lane)),
+                    it->second.dtype, e->type.dtype);
       if (dialect_.reads_groups(id))
         if (auto group = compiler::aligned_index(l->index)) {
           std::string v = dialect_.aligned_load(id, scalar(group->first, lane), group->component);
           return cast(v, it->second.dtype, e->type.dtype);
         }
-      std::string v = dialect_.load(id, it->second.dtype, it->second.global, scalar(l->index, lane));
+      std::string v =
+          dialect_.load(id, it->second.dtype, it->second.global, scalar(l->index, lane));
       return cast(v, it->second.dtype, e->type.dtype);
     }
     case compiler::ExprKind::Call: return call(*as<compiler::Call>(e), lane);
@@ -212,7 +230,8 @@ std::string CLikePrinter::scalar(const Expr &e, int lane) {
       std::string base = scalar(r->base, 0);
       if (lane <= 0) return base;
       std::string stride = cast(scalar(r->stride, 0), r->stride->type.dtype, r->base->type.dtype);
-      return "(" + base + " + " + literal(r->base->type.dtype, 0, lane, false) + " * " + stride + ")";
+      return "(" + base + " + " + literal(r->base->type.dtype, 0, lane, false) + " * " + stride +
+             ")";
     }
   }
   TESSERA_INTERNAL_ASSERT(false, "bad expression kind");
@@ -226,19 +245,24 @@ std::string CLikePrinter::binary(const compiler::Binary &b, int lane) {
   return binary_op(b.op, t, x, y, true);
 }
 
-std::string CLikePrinter::binary_op(Op op, DType t, const std::string &a, const std::string &b, bool floor_div) {
+std::string CLikePrinter::binary_op(Op op, DType t, const std::string &a, const std::string &b,
+                                    bool floor_div) {
   if (is_comparison(op)) return "(" + a + " " + c_op(op) + " " + b + ")";
-  if (op == Op::And || op == Op::Or) return "(" + truthy(a, t) + " " + c_op(op) + " " + truthy(b, t) + ")";
+  if (op == Op::And || op == Op::Or)
+    return "(" + truthy(a, t) + " " + c_op(op) + " " + truthy(b, t) + ")";
   std::string ct = dialect_.compute_type(t);
   if (tile::is_float(t)) {
     switch (op) {
-      case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: return "(" + a + " " + c_op(op) + " " + b + ")";
+      case Op::Add:
+      case Op::Sub:
+      case Op::Mul:
+      case Op::Div: return "(" + a + " " + c_op(op) + " " + b + ")";
       case Op::Mod: return dialect_.math("fmod", t, {a, b});
       case Op::Min: return dialect_.helper("fmin_nan", t) + "(" + a + ", " + b + ")";
       case Op::Max: return dialect_.helper("fmax_nan", t) + "(" + a + ", " + b + ")";
       default:
-        throw tile::Error(std::string("error: '") + compiler::binary_op_name(op) + "' is not defined on " +
-                          std::string(tile::dtype_name(t)));
+        throw tile::Error(std::string("error: '") + compiler::binary_op_name(op) +
+                          "' is not defined on " + std::string(tile::dtype_name(t)));
     }
   }
   if (t == DType::Bool) {
@@ -247,18 +271,25 @@ std::string CLikePrinter::binary_op(Op op, DType t, const std::string &a, const 
     // Arithmetic on bools computes on 0/1 and keeps `!= 0` (the interpreter's rule), in int: on 0/1
     // every op gives the same truth in any width, and int needs no device feature that the
     // kernel's types do not show (int8 would need shaderInt8; KernelFrame.h).
-    return truthy(binary_op(op, DType::Int32, cast(a, t, DType::Int32), cast(b, t, DType::Int32), floor_div),
-                  DType::Int32);
+    return truthy(
+        binary_op(op, DType::Int32, cast(a, t, DType::Int32), cast(b, t, DType::Int32), floor_div),
+        DType::Int32);
   }
   auto wrap = [&](const std::string &s) {
     // Narrow integers promote to int in C: convert back so that results wrap.
     return tile::dtype_bits(t) < 32 ? dialect_.cast_to(ct, s) : s;
   };
   switch (op) {
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::BitAnd: case Op::BitOr: case Op::BitXor:
-      return wrap("(" + a + " " + c_op(op) + " " + b + ")");
-    case Op::Div: return dialect_.helper(floor_div ? "floordiv" : "truncdiv", t) + "(" + a + ", " + b + ")";
-    case Op::Mod: return dialect_.helper(floor_div ? "floormod" : "truncmod", t) + "(" + a + ", " + b + ")";
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::BitAnd:
+    case Op::BitOr:
+    case Op::BitXor: return wrap("(" + a + " " + c_op(op) + " " + b + ")");
+    case Op::Div:
+      return dialect_.helper(floor_div ? "floordiv" : "truncdiv", t) + "(" + a + ", " + b + ")";
+    case Op::Mod:
+      return dialect_.helper(floor_div ? "floormod" : "truncmod", t) + "(" + a + ", " + b + ")";
     case Op::Min: return "min(" + a + ", " + b + ")";
     case Op::Max: return "max(" + a + ", " + b + ")";
     case Op::Shl: return dialect_.helper("shl", t) + "(" + a + ", " + b + ")";
@@ -287,12 +318,17 @@ std::string CLikePrinter::call(const compiler::Call &c, int lane) {
     // Operands compare in their common type.
     DType ct = at[0];
     if (at[1] != ct && tile::is_float(at[1]) && !tile::is_float(ct)) ct = at[1];
-    Op o = op == Intrinsic::CmpEq ? Op::EQ : op == Intrinsic::CmpNe ? Op::NE : op == Intrinsic::CmpLt ? Op::LT
-         : op == Intrinsic::CmpGt ? Op::GT : op == Intrinsic::CmpLe ? Op::LE : Op::GE;
+    Op o = op == Intrinsic::CmpEq   ? Op::EQ
+           : op == Intrinsic::CmpNe ? Op::NE
+           : op == Intrinsic::CmpLt ? Op::LT
+           : op == Intrinsic::CmpGt ? Op::GT
+           : op == Intrinsic::CmpLe ? Op::LE
+                                    : Op::GE;
     return binary_op(o, ct, cast(v[0], at[0], ct), cast(v[1], at[1], ct), false);
   }
   if (op == Intrinsic::Cond)
-    return "(" + truthy(v[0], at[0]) + " ? " + cast(v[1], at[1], t) + " : " + cast(v[2], at[2], t) + ")";
+    return "(" + truthy(v[0], at[0]) + " ? " + cast(v[1], at[1], t) + " : " + cast(v[2], at[2], t) +
+           ")";
   // Every other intrinsic computes in its result type.
   for (size_t i = 0; i < v.size(); ++i) v[i] = cast(v[i], at[i], t);
   bool fl = tile::is_float(t);
@@ -324,11 +360,15 @@ std::string CLikePrinter::call(const compiler::Call &c, int lane) {
     case Intrinsic::Relu:
       if (!fl && !tile::is_signed_int(t)) return v[0];
       return dialect_.helper("relu", t) + "(" + v[0] + ")";  // NaN stays NaN
-    case Intrinsic::Floor: case Intrinsic::Ceil: case Intrinsic::Round:  // round: half away from zero
+    case Intrinsic::Floor:
+    case Intrinsic::Ceil:
+    case Intrinsic::Round:  // round: half away from zero
       return fl ? dialect_.math(name, t, {v[0]}) : v[0];
     default: break;
   }
-  if (!fl) throw tile::Error("error: '" + name + "' needs a float type, not " + std::string(tile::dtype_name(t)));
+  if (!fl)
+    throw tile::Error("error: '" + name + "' needs a float type, not " +
+                      std::string(tile::dtype_name(t)));
   if (op == Intrinsic::Sigmoid) {
     std::string one = literal(t, 1, 0, true);
     return "(" + one + " / (" + one + " + " + dialect_.math("exp", t, {"(-" + v[0] + ")"}) + "))";
@@ -342,8 +382,9 @@ bool CLikePrinter::native_ok(const Expr &e) const {
   DType t = e->type.dtype;
   if (dialect_.vector_type(t, lanes).empty()) return false;
   switch (e->kind) {
-    case compiler::ExprKind::IntImm: case compiler::ExprKind::FloatImm: case compiler::ExprKind::Broadcast:
-      return true;
+    case compiler::ExprKind::IntImm:
+    case compiler::ExprKind::FloatImm:
+    case compiler::ExprKind::Broadcast: return true;
     case compiler::ExprKind::Var: {
       auto it = vars_.find(as<compiler::Var>(e)->name);
       return it != vars_.end() && !it->second.empty() && it->second.back().native &&
@@ -353,20 +394,23 @@ bool CLikePrinter::native_ok(const Expr &e) const {
       auto *l = as<compiler::Load>(e);
       auto it = buffers_.find(identifier(l->buffer));
       if (it != buffers_.end() && it->second.register_lanes > 0)
-        return it->second.register_lanes == lanes && dense_ramp(l->index) && it->second.dtype == t &&
-               constant_element(l->index, 0) % lanes == 0;
+        return it->second.register_lanes == lanes && dense_ramp(l->index) &&
+               it->second.dtype == t && constant_element(l->index, 0) % lanes == 0;
       return dense_ramp(l->index) && it != buffers_.end() && it->second.dtype == t;
     }
     case compiler::ExprKind::Binary: {
       auto *b = as<compiler::Binary>(e);
-      bool arith = b->op == Op::Add || b->op == Op::Sub || b->op == Op::Mul || (b->op == Op::Div && tile::is_float(t));
-      return arith && b->a->type.dtype == t && b->b->type.dtype == t && native_ok(b->a) && native_ok(b->b);
+      bool arith = b->op == Op::Add || b->op == Op::Sub || b->op == Op::Mul ||
+                   (b->op == Op::Div && tile::is_float(t));
+      return arith && b->a->type.dtype == t && b->b->type.dtype == t && native_ok(b->a) &&
+             native_ok(b->b);
     }
     case compiler::ExprKind::Call: {
       auto *c = as<compiler::Call>(e);
       auto kind = tile::intrinsic_info(c->op).kind;
       bool ok = c->op == Intrinsic::Ident || c->op == Intrinsic::Add || c->op == Intrinsic::Sub ||
-                c->op == Intrinsic::Mul || (kind == tile::IntrinsicKind::FloatMath && tile::is_float(t)) ||
+                c->op == Intrinsic::Mul ||
+                (kind == tile::IntrinsicKind::FloatMath && tile::is_float(t)) ||
                 (c->op == Intrinsic::Div && tile::is_float(t));
       if (!ok) return false;
       for (const auto &a : c->args)
@@ -382,8 +426,9 @@ std::string CLikePrinter::vec(const Expr &e) {
   DType t = e->type.dtype;
   std::string vt = dialect_.vector_type(t, e->type.lanes);
   switch (e->kind) {
-    case compiler::ExprKind::IntImm: case compiler::ExprKind::FloatImm: case compiler::ExprKind::Broadcast:
-      return dialect_.cast_to(vt, "(" + scalar(e, 0) + ")");
+    case compiler::ExprKind::IntImm:
+    case compiler::ExprKind::FloatImm:
+    case compiler::ExprKind::Broadcast: return dialect_.cast_to(vt, "(" + scalar(e, 0) + ")");
     case compiler::ExprKind::Var: return identifier(as<compiler::Var>(e)->name);
     case compiler::ExprKind::Load: {
       auto *l = as<compiler::Load>(e);
@@ -409,7 +454,8 @@ std::string CLikePrinter::vec(const Expr &e) {
         case Intrinsic::Div: return "(" + v[0] + " / " + v[1] + ")";
         case Intrinsic::Sigmoid: {
           std::string one = literal(t, 1, 0, true);
-          return "(" + one + " / (" + one + " + " + dialect_.math("exp", t, {"(-" + v[0] + ")"}) + "))";
+          return "(" + one + " / (" + one + " + " + dialect_.math("exp", t, {"(-" + v[0] + ")"}) +
+                 "))";
         }
         default: return dialect_.math(std::string(tile::intrinsic_name(c->op)), t, v);
       }
@@ -445,11 +491,13 @@ int64_t CLikePrinter::constant_element(const Expr &index, int lane) {
   return base && stride ? base->value + std::max(lane, 0) * stride->value : -1;
 }
 
-std::string CLikePrinter::register_vector(const std::string &id, const Buffer &buf, int64_t first) const {
+std::string CLikePrinter::register_vector(const std::string &id, const Buffer &buf,
+                                          int64_t first) const {
   return id + "_r" + std::to_string(first / buf.register_lanes);
 }
 
-std::string CLikePrinter::register_element(const std::string &id, const Buffer &buf, int64_t index) const {
+std::string CLikePrinter::register_element(const std::string &id, const Buffer &buf,
+                                           int64_t index) const {
   TESSERA_INTERNAL_ASSERT(index >= 0, "register array " + id + " accessed at a variable index");
   int64_t L = buf.register_lanes;
   std::string v = id + "_r" + std::to_string(index / L);
@@ -520,13 +568,14 @@ void CLikePrinter::store(const compiler::Store &s) {
   int lanes = std::max(s.value->type.lanes, s.index->type.lanes);
   if (buf.register_lanes > 0) {
     int64_t first = constant_element(s.index, 0);
-    if (lanes == buf.register_lanes && lanes > 1 && dense_ramp(s.index) && first % lanes == 0 && vt == buf.dtype &&
-        native_ok(s.value) && s.value->type.lanes == lanes) {
+    if (lanes == buf.register_lanes && lanes > 1 && dense_ramp(s.index) && first % lanes == 0 &&
+        vt == buf.dtype && native_ok(s.value) && s.value->type.lanes == lanes) {
       line(register_vector(id, buf, first) + " = " + vec(s.value) + ";");
       return;
     }
     if (lanes == 1) {
-      line(register_element(id, buf, first) + " = " + cast(scalar(s.value, 0), vt, buf.dtype) + ";");
+      line(register_element(id, buf, first) + " = " + cast(scalar(s.value, 0), vt, buf.dtype) +
+           ";");
       return;
     }
     store_lanes(s, buf.dtype, [&](int l, const std::string &v) {
@@ -535,7 +584,8 @@ void CLikePrinter::store(const compiler::Store &s) {
     return;
   }
   if (lanes == 1) {
-    line(dialect_.store(id, buf.dtype, buf.global, scalar(s.index, 0), cast(scalar(s.value, 0), vt, buf.dtype)));
+    line(dialect_.store(id, buf.dtype, buf.global, scalar(s.index, 0),
+                        cast(scalar(s.value, 0), vt, buf.dtype)));
     return;
   }
   auto *ramp = dense_ramp(s.index);
@@ -548,8 +598,9 @@ void CLikePrinter::store(const compiler::Store &s) {
   });
 }
 
-void CLikePrinter::store_lanes(const compiler::Store &s, DType dtype,
-                               const std::function<std::string(int lane, const std::string &value)> &store_line) {
+void CLikePrinter::store_lanes(
+    const compiler::Store &s, DType dtype,
+    const std::function<std::string(int lane, const std::string &value)> &store_line) {
   // Every lane's value first, then the stores (lanes may read what others write).
   int lanes = std::max(s.value->type.lanes, s.index->type.lanes);
   std::string tmp = "tsr_t" + std::to_string(temps_++);
@@ -570,9 +621,11 @@ void CLikePrinter::stmt(const Stmt &s) {
       auto *f = as<compiler::For>(s);
       compiler::Type t = f->min->type;
       std::string ct = dialect_.compute_type(t.dtype), v = identifier(f->var);
-      std::string lo = scalar(f->min, 0), ext = cast(scalar(f->extent, 0), f->extent->type.dtype, t.dtype);
+      std::string lo = scalar(f->min, 0),
+                  ext = cast(scalar(f->extent, 0), f->extent->type.dtype, t.dtype);
       std::string hi = lo == "0" || lo == "0L" ? ext : lo + " + " + ext;
-      if (f->for_kind == compiler::ForKind::Unrolled && !dialect_.unroll_pragma().empty()) line(dialect_.unroll_pragma());
+      if (f->for_kind == compiler::ForKind::Unrolled && !dialect_.unroll_pragma().empty())
+        line(dialect_.unroll_pragma());
       line("for (" + ct + " " + v + " = " + lo + "; " + v + " < " + hi + "; ++" + v + ") {");
       vars_[f->var].push_back({t, false});
       ++indent_;
@@ -608,13 +661,15 @@ void CLikePrinter::stmt(const Stmt &s) {
       compiler::Type t = n->value->type;
       bool native = t.lanes > 1 && native_ok(n->value);
       if (t.lanes == 1) {
-        line("const " + dialect_.compute_type(t.dtype) + " " + id + " = " + scalar(n->value, 0) + ";");
+        line("const " + dialect_.compute_type(t.dtype) + " " + id + " = " + scalar(n->value, 0) +
+             ";");
       } else if (native) {
-        line("const " + dialect_.vector_type(t.dtype, t.lanes) + " " + id + " = " + vec(n->value) + ";");
+        line("const " + dialect_.vector_type(t.dtype, t.lanes) + " " + id + " = " + vec(n->value) +
+             ";");
       } else {
         for (int l = 0; l < t.lanes; ++l)
-          line("const " + dialect_.compute_type(t.dtype) + " " + id + "_l" + std::to_string(l) + " = " +
-               scalar(n->value, l) + ";");
+          line("const " + dialect_.compute_type(t.dtype) + " " + id + "_l" + std::to_string(l) +
+               " = " + scalar(n->value, l) + ";");
       }
       blocks_.back().insert(id);
       vars_[n->var].push_back({t, native});
@@ -634,13 +689,15 @@ void CLikePrinter::stmt(const Stmt &s) {
       auto *n = as<compiler::Allocate>(s);
       std::string id = identifier(n->buffer);
       // Arrays hold compute types (half computes in float), bools as bytes.
-      std::string et = n->type.dtype == DType::Bool ? dialect_.memory_type(DType::Bool) : dialect_.compute_type(n->type.dtype);
+      std::string et = n->type.dtype == DType::Bool ? dialect_.memory_type(DType::Bool)
+                                                    : dialect_.compute_type(n->type.dtype);
       std::string decl = et + " " + id + "[" + std::to_string(n->size) + "];";
       int reg = n->local ? 0 : register_lanes(*n);
       if (reg > 0) {
         std::string vt = reg > 1 ? dialect_.vector_type(n->type.dtype, reg) : et;
         decl = vt;
-        for (int64_t r = 0; r < n->size / reg; ++r) decl += (r ? ", " : " ") + id + "_r" + std::to_string(r);
+        for (int64_t r = 0; r < n->size / reg; ++r)
+          decl += (r ? ", " : " ") + id + "_r" + std::to_string(r);
         decl += ";";
       }
       bool block = !n->local && declared_here(id);
@@ -654,10 +711,14 @@ void CLikePrinter::stmt(const Stmt &s) {
       else
         line(decl);
       blocks_.back().insert(id);
-      auto saved = buffers_.find(id) == buffers_.end() ? std::optional<Buffer>() : std::optional<Buffer>(buffers_[id]);
+      auto saved = buffers_.find(id) == buffers_.end() ? std::optional<Buffer>()
+                                                       : std::optional<Buffer>(buffers_[id]);
       buffers_[id] = {n->type.dtype, false, reg};
       stmt(n->body);
-      if (saved) buffers_[id] = *saved; else buffers_.erase(id);
+      if (saved)
+        buffers_[id] = *saved;
+      else
+        buffers_.erase(id);
       if (block) {
         blocks_.pop_back();
         --indent_;

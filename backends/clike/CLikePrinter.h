@@ -28,27 +28,31 @@ class Dialect {
   virtual std::string vector_type(tile::DType dtype, int lanes) const = 0;
   /// The element `index` of `buffer` (of `dtype`, in global memory when `global`), as a value of
   /// compute_type, and the statement storing `value` there.
-  virtual std::string load(const std::string &buffer, tile::DType dtype, bool global, const std::string &index) const;
-  virtual std::string store(const std::string &buffer, tile::DType dtype, bool global, const std::string &index,
-                            const std::string &value) const;
-  /// Whether loads of `buffer` whose index is `first + component` (compiler/AlignedLoads.h) print through
-  /// aligned_load: the dialect reads that buffer by aligned groups of four elements.
+  virtual std::string load(const std::string &buffer, tile::DType dtype, bool global,
+                           const std::string &index) const;
+  virtual std::string store(const std::string &buffer, tile::DType dtype, bool global,
+                            const std::string &index, const std::string &value) const;
+  /// Whether loads of `buffer` whose index is `first + component` (compiler/AlignedLoads.h) print
+  /// through aligned_load: the dialect reads that buffer by aligned groups of four elements.
   virtual bool reads_groups(const std::string &buffer) const {
     (void)buffer;
     return false;
   }
   /// Element `first + component` of `buffer` (`first` a multiple of 4, `component` in [0, 4)).
-  virtual std::string aligned_load(const std::string &buffer, const std::string &first, int component) const {
+  virtual std::string aligned_load(const std::string &buffer, const std::string &first,
+                                   int component) const {
     (void)buffer, (void)first, (void)component;
     return "";
   }
   /// A contiguous vector load/store of `lanes` elements starting at `base`.
-  virtual std::string vector_load(const std::string &buffer, int lanes, const std::string &base) const = 0;
+  virtual std::string vector_load(const std::string &buffer, int lanes,
+                                  const std::string &base) const = 0;
   virtual std::string vector_store(const std::string &buffer, int lanes, const std::string &base,
                                    const std::string &value) const = 0;
   /// Lane `lane` of a native vector value.
   virtual std::string lane_of(const std::string &vector, int lane) const = 0;
-  /// `value` (of `from`) converted to `to` with Tile's semantics (float -> int saturates, NaN -> 0).
+  /// `value` (of `from`) converted to `to` with Tile's semantics (float -> int saturates, NaN ->
+  /// 0).
   virtual std::string convert(const std::string &value, tile::DType from, tile::DType to) = 0;
   /// A named helper function (floor division, NaN-propagating max, ...) the source needs; the
   /// dialect returns the function's name and records its definition.
@@ -56,7 +60,8 @@ class Dialect {
   /// The definitions of the helpers named so far, each once and before the helpers that call it.
   virtual std::string helper_definitions() const = 0;
   /// The math function `name` (exp, tanh, ...) on a value of `dtype`.
-  virtual std::string math(const std::string &name, tile::DType dtype, const std::vector<std::string> &args);
+  virtual std::string math(const std::string &name, tile::DType dtype,
+                           const std::vector<std::string> &args);
   virtual std::string literal_suffix(tile::DType dtype) const;
   /// `value` (a parenthesized expression or a name) converted to the type named `type`: a C cast by
   /// default; GLSL has constructor syntax instead.
@@ -66,7 +71,8 @@ class Dialect {
   /// The unroll hint line before a fully unrolled loop ("" for none).
   virtual std::string unroll_pragma() const { return "#pragma unroll"; }
   /// a * b + c fused (one rounding), or "" to print it unfused. `dtype` is a float type.
-  virtual std::string fma(const std::string &a, const std::string &b, const std::string &c, tile::DType dtype) const {
+  virtual std::string fma(const std::string &a, const std::string &b, const std::string &c,
+                          tile::DType dtype) const {
     (void)a, (void)b, (void)c, (void)dtype;
     return "";
   }
@@ -79,8 +85,8 @@ class Dialect {
 
 /// The printed body of one kernel.
 struct PrintedBody {
-  std::string code;                    // statements, indented by `indent`
-  std::vector<std::string> locals;     // work-group local arrays, hoisted to the kernel's top
+  std::string code;                 // statements, indented by `indent`
+  std::vector<std::string> locals;  // work-group local arrays, hoisted to the kernel's top
 };
 
 /// Prints statements of a kernel whose buffer parameters are `params` (global memory).
@@ -122,8 +128,8 @@ class CLikePrinter {
   std::string vec(const compiler::Expr &e);
   std::string literal(tile::DType dtype, double fv, int64_t iv, bool is_float_value);
   std::string binary(const compiler::Binary &b, int lane);
-  std::string binary_op(compiler::Binary::Op op, tile::DType t, const std::string &a, const std::string &b,
-                        bool floor_div);
+  std::string binary_op(compiler::Binary::Op op, tile::DType t, const std::string &a,
+                        const std::string &b, bool floor_div);
   std::string call(const compiler::Call &c, int lane);
   std::string cast(const std::string &v, tile::DType from, tile::DType to) {
     return from == to ? v : dialect_.convert(v, from, to);
@@ -134,11 +140,13 @@ class CLikePrinter {
   void stmt(const compiler::Stmt &s);
   void store(const compiler::Store &s);
   /// A store of a vector value lane by lane; `store_line` prints lane l's store of a value.
-  void store_lanes(const compiler::Store &s, tile::DType dtype,
-                   const std::function<std::string(int lane, const std::string &value)> &store_line);
+  void
+  store_lanes(const compiler::Store &s, tile::DType dtype,
+              const std::function<std::string(int lane, const std::string &value)> &store_line);
   void line(const std::string &text) { out_ += std::string(2 * indent_, ' ') + text + "\n"; }
   void nested(const compiler::Stmt &s);
-  /// Whether `name` is already declared in the innermost C block (so a redeclaration needs a block).
+  /// Whether `name` is already declared in the innermost C block (so a redeclaration needs a
+  /// block).
   bool declared_here(const std::string &name) const { return blocks_.back().count(name) > 0; }
 
   Dialect &dialect_;

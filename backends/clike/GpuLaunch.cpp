@@ -34,13 +34,17 @@ GpuLaunch gpu_launch(const compiler::Stmt &body) {
     if (!block && f->for_kind != ForKind::GpuThread) break;
     auto *extent = as<compiler::IntImm>(f->extent);
     auto *min = as<compiler::IntImm>(f->min);
-    if (!extent || !min || min->value != 0 || f->gpu_dim < 0 || f->gpu_dim > 2 || seen[block][f->gpu_dim])
-      throw tile::Error("error: GPU loop '" + f->var + "' must start at 0, have a constant extent and be the only " +
-                        std::string(block ? "block" : "thread") + " loop of dimension " + std::to_string(f->gpu_dim));
+    if (!extent || !min || min->value != 0 || f->gpu_dim < 0 || f->gpu_dim > 2 ||
+        seen[block][f->gpu_dim])
+      throw tile::Error("error: GPU loop '" + f->var +
+                        "' must start at 0, have a constant extent and be the only " +
+                        std::string(block ? "block" : "thread") + " loop of dimension " +
+                        std::to_string(f->gpu_dim));
     seen[block][f->gpu_dim] = true;
     (block ? l.groups : l.local)[f->gpu_dim] = extent->value;
     l.dims = std::max(l.dims, f->gpu_dim + 1);
-    l.ids.push_back({block ? GpuId::Kind::Group : GpuId::Kind::Local, f->gpu_dim, f->var, f->min->type, nullptr});
+    l.ids.push_back({block ? GpuId::Kind::Group : GpuId::Kind::Local, f->gpu_dim, f->var,
+                     f->min->type, nullptr});
     l.body = f->body;
   }
   FindGpuLoops inner;

@@ -10,7 +10,10 @@ namespace {
 class InterpBackend : public HostMemoryBackend {
  public:
   DeviceInfo info() const override {
-    return {"interp", "interp", "reference interpreter (exact Tile semantics, slow)", {{"threads", "1"}}};
+    return {"interp",
+            "interp",
+            "reference interpreter (exact Tile semantics, slow)",
+            {{"threads", "1"}}};
   }
   compiler::Target target() const override {
     compiler::Target t;
@@ -18,7 +21,8 @@ class InterpBackend : public HostMemoryBackend {
     return t;
   }
   bool runs_kernels() const override { return false; }
-  std::unique_ptr<CompiledKernels> build(const std::vector<const compiler::Kernel *> &, BinaryStore *) override {
+  std::unique_ptr<CompiledKernels> build(const std::vector<const compiler::Kernel *> &,
+                                         BinaryStore *) override {
     TESSERA_INTERNAL_ASSERT(false, "the interpreter builds no kernels");
     return nullptr;
   }

@@ -35,22 +35,24 @@ struct Symbol {
 
 class FunctionEmitter {
  public:
-  FunctionEmitter(llvm::Module &m, std::string prefix) : C_(m.getContext()), M_(m), B_(C_), prefix_(std::move(prefix)) {}
+  FunctionEmitter(llvm::Module &m, std::string prefix)
+      : C_(m.getContext()), M_(m), B_(C_), prefix_(std::move(prefix)) {}
 
   // `void symbol(ptr buffers)` unpacks buffers[i] and calls an always-inlined implementation
   // whose buffer parameters are noalias (distinct tensors), so the optimizer may vectorize.
   void emit_kernel(const compiler::Kernel &k) {
     std::vector<Symbol> scope;
-    for (const auto &p : k.params)
-      scope.push_back({p.name, nullptr, true, {p.dtype, 1}});
+    for (const auto &p : k.params) scope.push_back({p.name, nullptr, true, {p.dtype, 1}});
     llvm::Function *impl = emit_body_function(prefix_ + ".impl", scope, [&] { emit(k.body); });
-    llvm::Function *f = llvm::Function::Create(llvm::FunctionType::get(B_.getVoidTy(), {ptr_ty()}, false),
-                                               llvm::Function::ExternalLinkage, prefix_, M_);
+    llvm::Function *f =
+        llvm::Function::Create(llvm::FunctionType::get(B_.getVoidTy(), {ptr_ty()}, false),
+                               llvm::Function::ExternalLinkage, prefix_, M_);
     f->addFnAttr(llvm::Attribute::NoUnwind);
     B_.SetInsertPoint(llvm::BasicBlock::Create(C_, "entry", f));
     std::vector<llvm::Value *> args;
     for (size_t i = 0; i < k.params.size(); ++i)
-      args.push_back(B_.CreateLoad(ptr_ty(), B_.CreateConstInBoundsGEP1_64(ptr_ty(), f->getArg(0), i)));
+      args.push_back(
+          B_.CreateLoad(ptr_ty(), B_.CreateConstInBoundsGEP1_64(ptr_ty(), f->getArg(0), i)));
     B_.CreateCall(impl, args);
     B_.CreateRetVoid();
   }
@@ -60,26 +62,18 @@ class FunctionEmitter {
 
   llvm::Type *scalar_ty(DType t, bool memory = false) {
     switch (t) {
-    case DType::Bool:
-      return memory ? B_.getInt8Ty() : B_.getInt1Ty();
-    case DType::Int8:
-    case DType::UInt8:
-      return B_.getInt8Ty();
-    case DType::Int16:
-    case DType::UInt16:
-      return B_.getInt16Ty();
-    case DType::Int32:
-    case DType::UInt32:
-      return B_.getInt32Ty();
-    case DType::Int64:
-    case DType::UInt64:
-      return B_.getInt64Ty();
-    case DType::Float16:
-      return B_.getHalfTy();
-    case DType::Float32:
-      return B_.getFloatTy();
-    case DType::Float64:
-      return B_.getDoubleTy();
+      case DType::Bool: return memory ? B_.getInt8Ty() : B_.getInt1Ty();
+      case DType::Int8:
+      case DType::UInt8: return B_.getInt8Ty();
+      case DType::Int16:
+      case DType::UInt16: return B_.getInt16Ty();
+      case DType::Int32:
+      case DType::UInt32: return B_.getInt32Ty();
+      case DType::Int64:
+      case DType::UInt64: return B_.getInt64Ty();
+      case DType::Float16: return B_.getHalfTy();
+      case DType::Float32: return B_.getFloatTy();
+      case DType::Float64: return B_.getDoubleTy();
     }
     TESSERA_INTERNAL_ASSERT(false, "bad dtype");
     return nullptr;
@@ -90,9 +84,12 @@ class FunctionEmitter {
   }
   llvm::Constant *constant(compiler::Type t, double fv, int64_t iv) {
     llvm::Type *s = scalar_ty(t.dtype);
-    llvm::Constant *c = tile::is_float(t.dtype) ? llvm::ConstantFP::get(s, fv)
-                                                : llvm::ConstantInt::get(s, static_cast<uint64_t>(iv), is_signed(t.dtype));
-    return t.lanes > 1 ? llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(t.lanes), c) : c;
+    llvm::Constant *c =
+        tile::is_float(t.dtype)
+            ? llvm::ConstantFP::get(s, fv)
+            : llvm::ConstantInt::get(s, static_cast<uint64_t>(iv), is_signed(t.dtype));
+    return t.lanes > 1 ? llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(t.lanes), c)
+                       : c;
   }
   llvm::Value *zero(compiler::Type t) { return constant(t, 0, 0); }
 
@@ -101,28 +98,27 @@ class FunctionEmitter {
   void pop() { scope_.pop_back(); }
   const Symbol &lookup(const std::string &name, bool buffer) {
     for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
-      if (it->name == name && it->is_buffer == buffer)
-        return *it;
-    TESSERA_INTERNAL_ASSERT(false, std::string(buffer ? "buffer " : "variable ") + name + " is not in scope");
+      if (it->name == name && it->is_buffer == buffer) return *it;
+    TESSERA_INTERNAL_ASSERT(false, std::string(buffer ? "buffer " : "variable ") + name +
+                                       " is not in scope");
     return scope_.front();
   }
 
   // Creates `internal void name(<scope values>..., extra...)`, always inlined, and emits `body`
   // into it with the scope rebound to its parameters. Restores the builder and scope afterwards.
   llvm::Function *emit_body_function(const std::string &name, const std::vector<Symbol> &captured,
-                                     const std::function<void()> &body, std::vector<llvm::Type *> extra = {},
+                                     const std::function<void()> &body,
+                                     std::vector<llvm::Type *> extra = {},
                                      std::vector<llvm::Value *> *extra_args = nullptr) {
     std::vector<llvm::Type *> params;
-    for (const auto &s : captured)
-      params.push_back(s.is_buffer ? ptr_ty() : ty(s.type));
+    for (const auto &s : captured) params.push_back(s.is_buffer ? ptr_ty() : ty(s.type));
     params.insert(params.end(), extra.begin(), extra.end());
     auto *f = llvm::Function::Create(llvm::FunctionType::get(B_.getVoidTy(), params, false),
                                      llvm::Function::InternalLinkage, name, M_);
     f->addFnAttr(llvm::Attribute::AlwaysInline);
     f->addFnAttr(llvm::Attribute::NoUnwind);
     for (size_t i = 0; i < captured.size(); ++i)
-      if (captured[i].is_buffer)
-        f->addParamAttr(i, llvm::Attribute::NoAlias);
+      if (captured[i].is_buffer) f->addParamAttr(i, llvm::Attribute::NoAlias);
 
     auto saved_scope = std::move(scope_);
     auto saved_ip = B_.saveIP();
@@ -156,8 +152,7 @@ class FunctionEmitter {
   // ---- conversions ----
   llvm::Value *cast(llvm::Value *v, compiler::Type from, compiler::Type to) {
     if (from.dtype == to.dtype) {
-      if (from.lanes == to.lanes || to.lanes == 1)
-        return v;
+      if (from.lanes == to.lanes || to.lanes == 1) return v;
       return from.lanes == 1 ? B_.CreateVectorSplat(to.lanes, v) : v;
     }
     if (from.lanes == 1 && to.lanes > 1) {
@@ -169,7 +164,8 @@ class FunctionEmitter {
     if (t == DType::Bool)
       return tile::is_float(f) ? B_.CreateFCmpUNE(v, zero(from)) : B_.CreateICmpNE(v, zero(from));
     if (tile::is_float(f) && tile::is_float(t))
-      return tile::dtype_bits(f) < tile::dtype_bits(t) ? B_.CreateFPExt(v, dst) : B_.CreateFPTrunc(v, dst);
+      return tile::dtype_bits(f) < tile::dtype_bits(t) ? B_.CreateFPExt(v, dst)
+                                                       : B_.CreateFPTrunc(v, dst);
     if (!tile::is_float(f) && tile::is_float(t))
       return is_signed(f) ? B_.CreateSIToFP(v, dst) : B_.CreateUIToFP(v, dst);
     if (!tile::is_float(f))  // int to int wraps (C conversions)
@@ -181,12 +177,15 @@ class FunctionEmitter {
     auto id = is_signed(t) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     return B_.CreateIntrinsic(id, {dst, v->getType()}, {v});
   }
-  llvm::Value *truthy(llvm::Value *v, compiler::Type t) { return cast(v, t, {DType::Bool, t.lanes}); }
+  llvm::Value *truthy(llvm::Value *v, compiler::Type t) {
+    return cast(v, t, {DType::Bool, t.lanes});
+  }
 
   // ---- arithmetic with Tile semantics ----
   llvm::Value *float_minmax(bool is_max, llvm::Value *a, llvm::Value *b) {
     // NaN propagates (numpy maximum/minimum); otherwise x > y ? x : y.
-    llvm::Value *pick = is_max ? B_.CreateSelect(B_.CreateFCmpOGT(a, b), a, b) : B_.CreateSelect(B_.CreateFCmpOLT(a, b), a, b);
+    llvm::Value *pick = is_max ? B_.CreateSelect(B_.CreateFCmpOGT(a, b), a, b)
+                               : B_.CreateSelect(B_.CreateFCmpOLT(a, b), a, b);
     return B_.CreateSelect(B_.CreateFCmpUNO(a, b), B_.CreateFAdd(a, b), pick);
   }
   llvm::Value *int_minmax(bool is_max, bool sgn, llvm::Value *a, llvm::Value *b) {
@@ -209,11 +208,13 @@ class FunctionEmitter {
     llvm::Value *q = B_.CreateSDiv(a, sb), *r = B_.CreateSRem(a, sb);
     if (floor) {
       // r != 0 and sign(r) != sign(b): q -= 1, r += b.
-      llvm::Value *adjust = B_.CreateAnd(B_.CreateICmpNE(r, z), B_.CreateICmpSLT(B_.CreateXor(r, sb), z));
+      llvm::Value *adjust =
+          B_.CreateAnd(B_.CreateICmpNE(r, z), B_.CreateICmpSLT(B_.CreateXor(r, sb), z));
       q = B_.CreateSelect(adjust, B_.CreateSub(q, one), q);
       r = B_.CreateSelect(adjust, B_.CreateAdd(r, sb), r);
     }
-    llvm::Value *v = mod ? B_.CreateSelect(is_m1, z, r) : B_.CreateSelect(is_m1, B_.CreateNeg(a), q);
+    llvm::Value *v =
+        mod ? B_.CreateSelect(is_m1, z, r) : B_.CreateSelect(is_m1, B_.CreateNeg(a), q);
     return B_.CreateSelect(is_zero, z, v);
   }
   llvm::Value *shift(bool left, compiler::Type t, llvm::Value *a, llvm::Value *b) {
@@ -221,31 +222,31 @@ class FunctionEmitter {
     int bits = tile::dtype_bits(t.dtype);
     llvm::Value *in_range = B_.CreateICmpULT(b, constant(t, 0, bits));
     llvm::Value *safe = B_.CreateSelect(in_range, b, zero(t));
-    if (left)
-      return B_.CreateSelect(in_range, B_.CreateShl(a, safe), zero(t));
+    if (left) return B_.CreateSelect(in_range, B_.CreateShl(a, safe), zero(t));
     if (is_signed(t.dtype))
-      return B_.CreateSelect(in_range, B_.CreateAShr(a, safe), B_.CreateAShr(a, constant(t, 0, bits - 1)));
+      return B_.CreateSelect(in_range, B_.CreateAShr(a, safe),
+                             B_.CreateAShr(a, constant(t, 0, bits - 1)));
     return B_.CreateSelect(in_range, B_.CreateLShr(a, safe), zero(t));
   }
   llvm::Value *compare(Op op, compiler::Type t, llvm::Value *a, llvm::Value *b) {
     if (tile::is_float(t.dtype)) {
       switch (op) {
-      case Op::EQ: return B_.CreateFCmpOEQ(a, b);
-      case Op::NE: return B_.CreateFCmpUNE(a, b);
-      case Op::LT: return B_.CreateFCmpOLT(a, b);
-      case Op::LE: return B_.CreateFCmpOLE(a, b);
-      case Op::GT: return B_.CreateFCmpOGT(a, b);
-      default: return B_.CreateFCmpOGE(a, b);
+        case Op::EQ: return B_.CreateFCmpOEQ(a, b);
+        case Op::NE: return B_.CreateFCmpUNE(a, b);
+        case Op::LT: return B_.CreateFCmpOLT(a, b);
+        case Op::LE: return B_.CreateFCmpOLE(a, b);
+        case Op::GT: return B_.CreateFCmpOGT(a, b);
+        default: return B_.CreateFCmpOGE(a, b);
       }
     }
     bool s = is_signed(t.dtype);
     switch (op) {
-    case Op::EQ: return B_.CreateICmpEQ(a, b);
-    case Op::NE: return B_.CreateICmpNE(a, b);
-    case Op::LT: return s ? B_.CreateICmpSLT(a, b) : B_.CreateICmpULT(a, b);
-    case Op::LE: return s ? B_.CreateICmpSLE(a, b) : B_.CreateICmpULE(a, b);
-    case Op::GT: return s ? B_.CreateICmpSGT(a, b) : B_.CreateICmpUGT(a, b);
-    default: return s ? B_.CreateICmpSGE(a, b) : B_.CreateICmpUGE(a, b);
+      case Op::EQ: return B_.CreateICmpEQ(a, b);
+      case Op::NE: return B_.CreateICmpNE(a, b);
+      case Op::LT: return s ? B_.CreateICmpSLT(a, b) : B_.CreateICmpULT(a, b);
+      case Op::LE: return s ? B_.CreateICmpSLE(a, b) : B_.CreateICmpULE(a, b);
+      case Op::GT: return s ? B_.CreateICmpSGT(a, b) : B_.CreateICmpUGT(a, b);
+      default: return s ? B_.CreateICmpSGE(a, b) : B_.CreateICmpUGE(a, b);
     }
   }
 
@@ -260,30 +261,32 @@ class FunctionEmitter {
     return v;
   }
 
-  // `a op b` on operands of type t; `floor_div` selects index (floor) or Tile (truncating) division.
+  // `a op b` on operands of type t; `floor_div` selects index (floor) or Tile (truncating)
+  // division.
   llvm::Value *binary(Op op, compiler::Type t, llvm::Value *a, llvm::Value *b, bool floor_div) {
     switch (op) {
-    case Op::EQ: case Op::NE: case Op::LT: case Op::LE: case Op::GT: case Op::GE:
-      return compare(op, t, a, b);
-    case Op::And:
-      return B_.CreateAnd(truthy(a, t), truthy(b, t));
-    case Op::Or:
-      return B_.CreateOr(truthy(a, t), truthy(b, t));
-    default:
-      break;
+      case Op::EQ:
+      case Op::NE:
+      case Op::LT:
+      case Op::LE:
+      case Op::GT:
+      case Op::GE: return compare(op, t, a, b);
+      case Op::And: return B_.CreateAnd(truthy(a, t), truthy(b, t));
+      case Op::Or: return B_.CreateOr(truthy(a, t), truthy(b, t));
+      default: break;
     }
     if (tile::is_float(t.dtype)) {
       switch (op) {
-      case Op::Add: return contractable(B_.CreateFAdd(a, b));
-      case Op::Sub: return B_.CreateFSub(a, b);
-      case Op::Mul: return contractable(B_.CreateFMul(a, b));
-      case Op::Div: return B_.CreateFDiv(a, b);
-      case Op::Mod: return B_.CreateFRem(a, b);
-      case Op::Min: return float_minmax(false, a, b);
-      case Op::Max: return float_minmax(true, a, b);
-      default:
-        throw tile::Error(std::string("error: cpu: '") + compiler::binary_op_name(op) + "' is not defined on " +
-                          std::string(tile::dtype_name(t.dtype)));
+        case Op::Add: return contractable(B_.CreateFAdd(a, b));
+        case Op::Sub: return B_.CreateFSub(a, b);
+        case Op::Mul: return contractable(B_.CreateFMul(a, b));
+        case Op::Div: return B_.CreateFDiv(a, b);
+        case Op::Mod: return B_.CreateFRem(a, b);
+        case Op::Min: return float_minmax(false, a, b);
+        case Op::Max: return float_minmax(true, a, b);
+        default:
+          throw tile::Error(std::string("error: cpu: '") + compiler::binary_op_name(op) +
+                            "' is not defined on " + std::string(tile::dtype_name(t.dtype)));
       }
     }
     if (t.dtype == DType::Bool && op != Op::BitAnd && op != Op::BitOr && op != Op::BitXor) {
@@ -293,19 +296,19 @@ class FunctionEmitter {
     }
     bool s = is_signed(t.dtype);
     switch (op) {
-    case Op::Add: return B_.CreateAdd(a, b);
-    case Op::Sub: return B_.CreateSub(a, b);
-    case Op::Mul: return B_.CreateMul(a, b);
-    case Op::Div: return int_divmod(false, floor_div, t, a, b);
-    case Op::Mod: return int_divmod(true, floor_div, t, a, b);
-    case Op::Min: return int_minmax(false, s, a, b);
-    case Op::Max: return int_minmax(true, s, a, b);
-    case Op::BitAnd: return B_.CreateAnd(a, b);
-    case Op::BitOr: return B_.CreateOr(a, b);
-    case Op::BitXor: return B_.CreateXor(a, b);
-    case Op::Shl: return shift(true, t, a, b);
-    case Op::Shr: return shift(false, t, a, b);
-    default: break;
+      case Op::Add: return B_.CreateAdd(a, b);
+      case Op::Sub: return B_.CreateSub(a, b);
+      case Op::Mul: return B_.CreateMul(a, b);
+      case Op::Div: return int_divmod(false, floor_div, t, a, b);
+      case Op::Mod: return int_divmod(true, floor_div, t, a, b);
+      case Op::Min: return int_minmax(false, s, a, b);
+      case Op::Max: return int_minmax(true, s, a, b);
+      case Op::BitAnd: return B_.CreateAnd(a, b);
+      case Op::BitOr: return B_.CreateOr(a, b);
+      case Op::BitXor: return B_.CreateXor(a, b);
+      case Op::Shl: return shift(true, t, a, b);
+      case Op::Shr: return shift(false, t, a, b);
+      default: break;
     }
     TESSERA_INTERNAL_ASSERT(false, "unhandled binary op");
     return nullptr;
@@ -314,11 +317,11 @@ class FunctionEmitter {
   // A libm function applied lane by lane (half computes in float).
   llvm::Value *libm(const std::string &fname, compiler::Type t, std::vector<llvm::Value *> args) {
     compiler::Type ct = t.dtype == DType::Float16 ? compiler::Type{DType::Float32, t.lanes} : t;
-    for (auto &a : args)
-      a = cast(a, t, ct);
+    for (auto &a : args) a = cast(a, t, ct);
     llvm::Type *st = scalar_ty(ct.dtype);
     std::string name = ct.dtype == DType::Float32 ? fname + "f" : fname;
-    auto callee = M_.getOrInsertFunction(name, llvm::FunctionType::get(st, std::vector<llvm::Type *>(args.size(), st), false));
+    auto callee = M_.getOrInsertFunction(
+        name, llvm::FunctionType::get(st, std::vector<llvm::Type *>(args.size(), st), false));
     llvm::Value *r;
     if (t.lanes == 1) {
       r = B_.CreateCall(callee, args);
@@ -326,8 +329,7 @@ class FunctionEmitter {
       r = llvm::UndefValue::get(ty(ct));
       for (int l = 0; l < t.lanes; ++l) {
         std::vector<llvm::Value *> lane;
-        for (auto *a : args)
-          lane.push_back(B_.CreateExtractElement(a, l));
+        for (auto *a : args) lane.push_back(B_.CreateExtractElement(a, l));
         r = B_.CreateInsertElement(r, B_.CreateCall(callee, lane), l);
       }
     }
@@ -348,80 +350,86 @@ class FunctionEmitter {
     }
     const auto kind = tile::intrinsic_info(op).kind;
     if (kind == tile::IntrinsicKind::Special)
-      throw tile::Error("error: cpu: '" + std::string(tile::intrinsic_name(op)) + "' is not an elementwise operation");
-    if (kind == tile::IntrinsicKind::Cast)
-      return cast(v[0], at[0], t);
+      throw tile::Error("error: cpu: '" + std::string(tile::intrinsic_name(op)) +
+                        "' is not an elementwise operation");
+    if (kind == tile::IntrinsicKind::Cast) return cast(v[0], at[0], t);
     if (kind == tile::IntrinsicKind::Compare) {
       // Operands compare in their common type.
       compiler::Type ct = at[0];
       if (at[1].dtype != ct.dtype)
         ct = tile::is_float(at[1].dtype) && !tile::is_float(ct.dtype) ? at[1] : ct;
       ct.lanes = t.lanes;
-      Op o = op == Intrinsic::CmpEq ? Op::EQ : op == Intrinsic::CmpNe ? Op::NE : op == Intrinsic::CmpLt ? Op::LT
-           : op == Intrinsic::CmpGt ? Op::GT : op == Intrinsic::CmpLe ? Op::LE : Op::GE;
+      Op o = op == Intrinsic::CmpEq   ? Op::EQ
+             : op == Intrinsic::CmpNe ? Op::NE
+             : op == Intrinsic::CmpLt ? Op::LT
+             : op == Intrinsic::CmpGt ? Op::GT
+             : op == Intrinsic::CmpLe ? Op::LE
+                                      : Op::GE;
       return compare(o, ct, cast(v[0], at[0], ct), cast(v[1], at[1], ct));
     }
     if (op == Intrinsic::Cond)
       return B_.CreateSelect(truthy(v[0], at[0]), cast(v[1], at[1], t), cast(v[2], at[2], t));
     // Every other intrinsic computes in its result type.
-    for (size_t i = 0; i < v.size(); ++i)
-      v[i] = cast(v[i], at[i], t);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = cast(v[i], at[i], t);
     bool fl = tile::is_float(t.dtype);
     switch (op) {
-    case Intrinsic::Ident: return v[0];
-    case Intrinsic::Add: return binary(Op::Add, t, v[0], v[1], false);
-    case Intrinsic::Sub: return binary(Op::Sub, t, v[0], v[1], false);
-    case Intrinsic::Mul: return binary(Op::Mul, t, v[0], v[1], false);
-    case Intrinsic::Div: return binary(Op::Div, t, v[0], v[1], false);
-    case Intrinsic::Max: return binary(Op::Max, t, v[0], v[1], false);
-    case Intrinsic::Min: return binary(Op::Min, t, v[0], v[1], false);
-    case Intrinsic::BitAnd: return binary(Op::BitAnd, t, v[0], v[1], false);
-    case Intrinsic::BitOr: return binary(Op::BitOr, t, v[0], v[1], false);
-    case Intrinsic::BitXor: return binary(Op::BitXor, t, v[0], v[1], false);
-    case Intrinsic::BitLeft: return binary(Op::Shl, t, v[0], v[1], false);
-    case Intrinsic::BitRight: return binary(Op::Shr, t, v[0], v[1], false);
-    case Intrinsic::BitNot: return t.dtype == DType::Bool ? B_.CreateNot(v[0]) : B_.CreateXor(v[0], constant(t, 0, -1));
-    case Intrinsic::Neg:
-      if (fl) return B_.CreateFNeg(v[0]);
-      if (t.dtype == DType::Bool) return v[0];
-      return B_.CreateSub(zero(t), v[0]);
-    case Intrinsic::Abs:
-      if (fl) return float_intrinsic(llvm::Intrinsic::fabs, v);
-      if (!is_signed(t.dtype)) return v[0];
-      return B_.CreateSelect(B_.CreateICmpSLT(v[0], zero(t)), B_.CreateSub(zero(t), v[0]), v[0]);
-    case Intrinsic::Relu:
-      if (fl) return B_.CreateSelect(B_.CreateFCmpUGT(v[0], zero(t)), v[0], zero(t));  // NaN stays NaN
-      if (!is_signed(t.dtype)) return v[0];
-      return B_.CreateSelect(B_.CreateICmpSLT(v[0], zero(t)), zero(t), v[0]);
-    case Intrinsic::Floor: return fl ? float_intrinsic(llvm::Intrinsic::floor, v) : v[0];
-    case Intrinsic::Ceil: return fl ? float_intrinsic(llvm::Intrinsic::ceil, v) : v[0];
-    case Intrinsic::Round: return fl ? float_intrinsic(llvm::Intrinsic::round, v) : v[0];  // half away from zero
-    default: break;
+      case Intrinsic::Ident: return v[0];
+      case Intrinsic::Add: return binary(Op::Add, t, v[0], v[1], false);
+      case Intrinsic::Sub: return binary(Op::Sub, t, v[0], v[1], false);
+      case Intrinsic::Mul: return binary(Op::Mul, t, v[0], v[1], false);
+      case Intrinsic::Div: return binary(Op::Div, t, v[0], v[1], false);
+      case Intrinsic::Max: return binary(Op::Max, t, v[0], v[1], false);
+      case Intrinsic::Min: return binary(Op::Min, t, v[0], v[1], false);
+      case Intrinsic::BitAnd: return binary(Op::BitAnd, t, v[0], v[1], false);
+      case Intrinsic::BitOr: return binary(Op::BitOr, t, v[0], v[1], false);
+      case Intrinsic::BitXor: return binary(Op::BitXor, t, v[0], v[1], false);
+      case Intrinsic::BitLeft: return binary(Op::Shl, t, v[0], v[1], false);
+      case Intrinsic::BitRight: return binary(Op::Shr, t, v[0], v[1], false);
+      case Intrinsic::BitNot:
+        return t.dtype == DType::Bool ? B_.CreateNot(v[0]) : B_.CreateXor(v[0], constant(t, 0, -1));
+      case Intrinsic::Neg:
+        if (fl) return B_.CreateFNeg(v[0]);
+        if (t.dtype == DType::Bool) return v[0];
+        return B_.CreateSub(zero(t), v[0]);
+      case Intrinsic::Abs:
+        if (fl) return float_intrinsic(llvm::Intrinsic::fabs, v);
+        if (!is_signed(t.dtype)) return v[0];
+        return B_.CreateSelect(B_.CreateICmpSLT(v[0], zero(t)), B_.CreateSub(zero(t), v[0]), v[0]);
+      case Intrinsic::Relu:
+        if (fl)
+          return B_.CreateSelect(B_.CreateFCmpUGT(v[0], zero(t)), v[0], zero(t));  // NaN stays NaN
+        if (!is_signed(t.dtype)) return v[0];
+        return B_.CreateSelect(B_.CreateICmpSLT(v[0], zero(t)), zero(t), v[0]);
+      case Intrinsic::Floor: return fl ? float_intrinsic(llvm::Intrinsic::floor, v) : v[0];
+      case Intrinsic::Ceil: return fl ? float_intrinsic(llvm::Intrinsic::ceil, v) : v[0];
+      case Intrinsic::Round:
+        return fl ? float_intrinsic(llvm::Intrinsic::round, v) : v[0];  // half away from zero
+      default: break;
     }
     if (!fl)
-      throw tile::Error("error: cpu: '" + std::string(tile::intrinsic_name(op)) + "' needs a float type, not " +
-                        std::string(tile::dtype_name(t.dtype)));
+      throw tile::Error("error: cpu: '" + std::string(tile::intrinsic_name(op)) +
+                        "' needs a float type, not " + std::string(tile::dtype_name(t.dtype)));
     switch (op) {
-    case Intrinsic::Exp: return float_intrinsic(llvm::Intrinsic::exp, v);
-    case Intrinsic::Log: return float_intrinsic(llvm::Intrinsic::log, v);
-    case Intrinsic::Sqrt: return float_intrinsic(llvm::Intrinsic::sqrt, v);
-    case Intrinsic::Pow: return float_intrinsic(llvm::Intrinsic::pow, v);
-    case Intrinsic::Sin: return float_intrinsic(llvm::Intrinsic::sin, v);
-    case Intrinsic::Cos: return float_intrinsic(llvm::Intrinsic::cos, v);
-    case Intrinsic::Tanh: return libm("tanh", t, v);
-    case Intrinsic::Tan: return libm("tan", t, v);
-    case Intrinsic::Asin: return libm("asin", t, v);
-    case Intrinsic::Acos: return libm("acos", t, v);
-    case Intrinsic::Atan: return libm("atan", t, v);
-    case Intrinsic::Sinh: return libm("sinh", t, v);
-    case Intrinsic::Cosh: return libm("cosh", t, v);
-    case Intrinsic::Erf: return libm("erf", t, v);
-    case Intrinsic::Sigmoid: {
-      llvm::Value *e = float_intrinsic(llvm::Intrinsic::exp, {B_.CreateFNeg(v[0])});
-      llvm::Value *one = constant(t, 1, 0);
-      return B_.CreateFDiv(one, B_.CreateFAdd(one, e));
-    }
-    default: break;
+      case Intrinsic::Exp: return float_intrinsic(llvm::Intrinsic::exp, v);
+      case Intrinsic::Log: return float_intrinsic(llvm::Intrinsic::log, v);
+      case Intrinsic::Sqrt: return float_intrinsic(llvm::Intrinsic::sqrt, v);
+      case Intrinsic::Pow: return float_intrinsic(llvm::Intrinsic::pow, v);
+      case Intrinsic::Sin: return float_intrinsic(llvm::Intrinsic::sin, v);
+      case Intrinsic::Cos: return float_intrinsic(llvm::Intrinsic::cos, v);
+      case Intrinsic::Tanh: return libm("tanh", t, v);
+      case Intrinsic::Tan: return libm("tan", t, v);
+      case Intrinsic::Asin: return libm("asin", t, v);
+      case Intrinsic::Acos: return libm("acos", t, v);
+      case Intrinsic::Atan: return libm("atan", t, v);
+      case Intrinsic::Sinh: return libm("sinh", t, v);
+      case Intrinsic::Cosh: return libm("cosh", t, v);
+      case Intrinsic::Erf: return libm("erf", t, v);
+      case Intrinsic::Sigmoid: {
+        llvm::Value *e = float_intrinsic(llvm::Intrinsic::exp, {B_.CreateFNeg(v[0])});
+        llvm::Value *one = constant(t, 1, 0);
+        return B_.CreateFDiv(one, B_.CreateFAdd(one, e));
+      }
+      default: break;
     }
     TESSERA_INTERNAL_ASSERT(false, "unhandled intrinsic " + std::string(tile::intrinsic_name(op)));
     return nullptr;
@@ -435,11 +443,9 @@ class FunctionEmitter {
   // The first lane when `index` is a Ramp of stride 1 (a contiguous vector access).
   std::optional<Expr> contiguous_base(const Expr &index) {
     auto *r = compiler::as<compiler::Ramp>(index);
-    if (!r)
-      return std::nullopt;
+    if (!r) return std::nullopt;
     auto *s = compiler::as<compiler::IntImm>(r->stride);
-    if (!s || s->value != 1)
-      return std::nullopt;
+    if (!s || s->value != 1) return std::nullopt;
     return r->base;
   }
   llvm::Value *load(const compiler::Load &l) {
@@ -449,7 +455,8 @@ class FunctionEmitter {
     llvm::Align align(tile::dtype_size(t.dtype));
     llvm::Value *v;
     if (auto base = contiguous_base(l.index); t.lanes > 1 && base) {
-      llvm::Value *p = B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(emit(*base), (*base)->type));
+      llvm::Value *p =
+          B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(emit(*base), (*base)->type));
       v = B_.CreateAlignedLoad(ty(t, true), p, align);
     } else if (t.lanes > 1) {
       llvm::Value *idx = emit(l.index);
@@ -461,10 +468,12 @@ class FunctionEmitter {
       llvm::Value *ptrs = B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(idx, it));
       v = B_.CreateMaskedGather(ty(t, true), ptrs, align);
     } else {
-      llvm::Value *p = B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(emit(l.index), l.index->type));
+      llvm::Value *p =
+          B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(emit(l.index), l.index->type));
       v = B_.CreateAlignedLoad(mem_scalar, p, align);
     }
-    return t.dtype == DType::Bool ? B_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType())) : v;
+    return t.dtype == DType::Bool ? B_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()))
+                                  : v;
   }
   void store(const compiler::Store &s) {
     const Symbol &buf = lookup(s.buffer, true);
@@ -472,18 +481,20 @@ class FunctionEmitter {
     DType dt = buf.type.dtype;
     int lanes = std::max(vt.lanes, s.index->type.lanes);
     llvm::Value *v = cast(emit(s.value), vt, {dt, lanes});
-    if (dt == DType::Bool)
-      v = B_.CreateZExt(v, ty({dt, lanes}, true));
+    if (dt == DType::Bool) v = B_.CreateZExt(v, ty({dt, lanes}, true));
     llvm::Type *mem_scalar = scalar_ty(dt, true);
     llvm::Align align(tile::dtype_size(dt));
     if (auto base = contiguous_base(s.index); lanes > 1 && base) {
-      llvm::Value *p = B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(emit(*base), (*base)->type));
+      llvm::Value *p =
+          B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(emit(*base), (*base)->type));
       B_.CreateAlignedStore(v, p, align);
     } else if (lanes > 1) {
-      llvm::Value *ptrs = B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(emit(s.index), s.index->type));
+      llvm::Value *ptrs =
+          B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(emit(s.index), s.index->type));
       B_.CreateMaskedScatter(v, ptrs, align);
     } else {
-      llvm::Value *p = B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(emit(s.index), s.index->type));
+      llvm::Value *p =
+          B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(emit(s.index), s.index->type));
       B_.CreateAlignedStore(v, p, align);
     }
   }
@@ -495,7 +506,8 @@ class FunctionEmitter {
       ops.push_back(llvm::MDNode::get(C_, {llvm::MDString::get(C_, name)}));
     };
     auto enable = [&](const char *name) {
-      ops.push_back(llvm::MDNode::get(C_, {llvm::MDString::get(C_, name), llvm::ConstantAsMetadata::get(B_.getTrue())}));
+      ops.push_back(llvm::MDNode::get(
+          C_, {llvm::MDString::get(C_, name), llvm::ConstantAsMetadata::get(B_.getTrue())}));
     };
     if (kind == compiler::ForKind::Unrolled)
       flag("llvm.loop.unroll.full");
@@ -509,8 +521,8 @@ class FunctionEmitter {
   }
 
   // for (var = lo; var < hi; ++var) body, with `var` of type `t`.
-  void emit_loop(const std::string &var, compiler::Type t, llvm::Value *lo, llvm::Value *hi, compiler::ForKind kind,
-                 const Stmt &body) {
+  void emit_loop(const std::string &var, compiler::Type t, llvm::Value *lo, llvm::Value *hi,
+                 compiler::ForKind kind, const Stmt &body) {
     llvm::Function *f = B_.GetInsertBlock()->getParent();
     llvm::BasicBlock *pre = B_.GetInsertBlock();
     auto *header = llvm::BasicBlock::Create(C_, var + ".loop", f);
@@ -520,15 +532,15 @@ class FunctionEmitter {
     B_.SetInsertPoint(header);
     llvm::PHINode *i = B_.CreatePHI(ty(t), 2, var);
     i->addIncoming(lo, pre);
-    B_.CreateCondBr(is_signed(t.dtype) ? B_.CreateICmpSLT(i, hi) : B_.CreateICmpULT(i, hi), bodyb, exit);
+    B_.CreateCondBr(is_signed(t.dtype) ? B_.CreateICmpSLT(i, hi) : B_.CreateICmpULT(i, hi), bodyb,
+                    exit);
     B_.SetInsertPoint(bodyb);
     push({var, i, false, t});
     emit(body);
     pop();
     llvm::Value *next = B_.CreateAdd(i, constant(t, 0, 1));
     auto *latch = B_.CreateBr(header);
-    if (llvm::MDNode *md = loop_metadata(kind))
-      latch->setMetadata(llvm::LLVMContext::MD_loop, md);
+    if (llvm::MDNode *md = loop_metadata(kind)) latch->setMetadata(llvm::LLVMContext::MD_loop, md);
     i->addIncoming(next, B_.GetInsertBlock());
     B_.SetInsertPoint(exit);
   }
@@ -556,14 +568,16 @@ class FunctionEmitter {
         },
         {i64, i64}, &range);
     // The wrapper the pool calls.
-    auto *wrapper = llvm::Function::Create(llvm::FunctionType::get(B_.getVoidTy(), {ptr_ty(), i64, i64}, false),
-                                           llvm::Function::InternalLinkage, name, M_);
+    auto *wrapper =
+        llvm::Function::Create(llvm::FunctionType::get(B_.getVoidTy(), {ptr_ty(), i64, i64}, false),
+                               llvm::Function::InternalLinkage, name, M_);
     wrapper->addFnAttr(llvm::Attribute::NoUnwind);
     {
       llvm::IRBuilder<> b(llvm::BasicBlock::Create(C_, "entry", wrapper));
       std::vector<llvm::Value *> args;
       for (size_t k = 0; k < captured.size(); ++k) {
-        llvm::Value *slot = b.CreateLoad(ptr_ty(), b.CreateConstInBoundsGEP1_64(ptr_ty(), wrapper->getArg(0), k));
+        llvm::Value *slot =
+            b.CreateLoad(ptr_ty(), b.CreateConstInBoundsGEP1_64(ptr_ty(), wrapper->getArg(0), k));
         args.push_back(captured[k].is_buffer ? slot : b.CreateLoad(ty(captured[k].type), slot));
       }
       args.push_back(wrapper->getArg(1));
@@ -572,7 +586,8 @@ class FunctionEmitter {
       b.CreateRetVoid();
     }
     // The call site: fill ctx and run.
-    llvm::AllocaInst *ctx = entry_alloca(ptr_ty(), B_.getInt32(static_cast<uint32_t>(captured.size())));
+    llvm::AllocaInst *ctx =
+        entry_alloca(ptr_ty(), B_.getInt32(static_cast<uint32_t>(captured.size())));
     for (size_t k = 0; k < captured.size(); ++k) {
       llvm::Value *p = captured[k].value;
       if (!captured[k].is_buffer) {
@@ -582,75 +597,76 @@ class FunctionEmitter {
       }
       B_.CreateStore(p, B_.CreateConstInBoundsGEP1_64(ptr_ty(), ctx, k));
     }
-    auto pf = M_.getOrInsertFunction("tessera_parallel_for",
-                                     llvm::FunctionType::get(B_.getVoidTy(), {ptr_ty(), ptr_ty(), i64}, false));
-    B_.CreateCall(pf, {wrapper, ctx, B_.CreateIntCast(extent, i64, is_signed(f.extent->type.dtype))});
+    auto pf = M_.getOrInsertFunction(
+        "tessera_parallel_for",
+        llvm::FunctionType::get(B_.getVoidTy(), {ptr_ty(), ptr_ty(), i64}, false));
+    B_.CreateCall(pf,
+                  {wrapper, ctx, B_.CreateIntCast(extent, i64, is_signed(f.extent->type.dtype))});
   }
 
   // ---- nodes ----
   llvm::Value *emit(const Expr &e) {
     using compiler::as;
     switch (e->kind) {
-    case compiler::ExprKind::IntImm: {
-      auto *n = as<compiler::IntImm>(e);
-      if (tile::is_float(e->type.dtype))
-        return constant(e->type, static_cast<double>(n->value), 0);
-      return constant(e->type, 0, n->value);
-    }
-    case compiler::ExprKind::FloatImm: {
-      auto *n = as<compiler::FloatImm>(e);
-      if (!tile::is_float(e->type.dtype))
-        return constant(e->type, 0, static_cast<int64_t>(n->value));
-      return constant(e->type, n->value, 0);
-    }
-    case compiler::ExprKind::Var: {
-      const Symbol &s = lookup(as<compiler::Var>(e)->name, false);
-      return cast(s.value, s.type, e->type);
-    }
-    case compiler::ExprKind::Cast: {
-      auto *n = as<compiler::Cast>(e);
-      return cast(emit(n->value), n->value->type, e->type);
-    }
-    case compiler::ExprKind::Binary: {
-      auto *n = as<compiler::Binary>(e);
-      compiler::Type t = n->a->type;
-      llvm::Value *a = emit(n->a), *b = cast(emit(n->b), n->b->type, t);
-      if (n->b->type.lanes > t.lanes) {  // a scalar operand meets a vector one
-        t = n->b->type;
-        a = cast(a, n->a->type, t);
-        b = emit(n->b);
+      case compiler::ExprKind::IntImm: {
+        auto *n = as<compiler::IntImm>(e);
+        if (tile::is_float(e->type.dtype))
+          return constant(e->type, static_cast<double>(n->value), 0);
+        return constant(e->type, 0, n->value);
       }
-      return binary(n->op, t, a, b, true);
-    }
-    case compiler::ExprKind::Not: {
-      auto *n = as<compiler::Not>(e);
-      return B_.CreateNot(truthy(emit(n->a), n->a->type));
-    }
-    case compiler::ExprKind::Select: {
-      auto *n = as<compiler::Select>(e);
-      llvm::Value *c = truthy(emit(n->cond), n->cond->type);
-      return B_.CreateSelect(c, cast(emit(n->true_value), n->true_value->type, e->type),
-                             cast(emit(n->false_value), n->false_value->type, e->type));
-    }
-    case compiler::ExprKind::Load:
-      return load(*as<compiler::Load>(e));
-    case compiler::ExprKind::Call:
-      return call(*as<compiler::Call>(e));
-    case compiler::ExprKind::Broadcast: {
-      auto *n = as<compiler::Broadcast>(e);
-      return B_.CreateVectorSplat(e->type.lanes, emit(n->value));
-    }
-    case compiler::ExprKind::Ramp: {
-      auto *n = as<compiler::Ramp>(e);
-      compiler::Type st = n->base->type;
-      int lanes = e->type.lanes;
-      std::vector<llvm::Constant *> steps;
-      for (int l = 0; l < lanes; ++l)
-        steps.push_back(llvm::ConstantInt::get(scalar_ty(st.dtype), l));
-      llvm::Value *base = B_.CreateVectorSplat(lanes, emit(n->base));
-      llvm::Value *stride = B_.CreateVectorSplat(lanes, cast(emit(n->stride), n->stride->type, st));
-      return B_.CreateAdd(base, B_.CreateMul(stride, llvm::ConstantVector::get(steps)));
-    }
+      case compiler::ExprKind::FloatImm: {
+        auto *n = as<compiler::FloatImm>(e);
+        if (!tile::is_float(e->type.dtype))
+          return constant(e->type, 0, static_cast<int64_t>(n->value));
+        return constant(e->type, n->value, 0);
+      }
+      case compiler::ExprKind::Var: {
+        const Symbol &s = lookup(as<compiler::Var>(e)->name, false);
+        return cast(s.value, s.type, e->type);
+      }
+      case compiler::ExprKind::Cast: {
+        auto *n = as<compiler::Cast>(e);
+        return cast(emit(n->value), n->value->type, e->type);
+      }
+      case compiler::ExprKind::Binary: {
+        auto *n = as<compiler::Binary>(e);
+        compiler::Type t = n->a->type;
+        llvm::Value *a = emit(n->a), *b = cast(emit(n->b), n->b->type, t);
+        if (n->b->type.lanes > t.lanes) {  // a scalar operand meets a vector one
+          t = n->b->type;
+          a = cast(a, n->a->type, t);
+          b = emit(n->b);
+        }
+        return binary(n->op, t, a, b, true);
+      }
+      case compiler::ExprKind::Not: {
+        auto *n = as<compiler::Not>(e);
+        return B_.CreateNot(truthy(emit(n->a), n->a->type));
+      }
+      case compiler::ExprKind::Select: {
+        auto *n = as<compiler::Select>(e);
+        llvm::Value *c = truthy(emit(n->cond), n->cond->type);
+        return B_.CreateSelect(c, cast(emit(n->true_value), n->true_value->type, e->type),
+                               cast(emit(n->false_value), n->false_value->type, e->type));
+      }
+      case compiler::ExprKind::Load: return load(*as<compiler::Load>(e));
+      case compiler::ExprKind::Call: return call(*as<compiler::Call>(e));
+      case compiler::ExprKind::Broadcast: {
+        auto *n = as<compiler::Broadcast>(e);
+        return B_.CreateVectorSplat(e->type.lanes, emit(n->value));
+      }
+      case compiler::ExprKind::Ramp: {
+        auto *n = as<compiler::Ramp>(e);
+        compiler::Type st = n->base->type;
+        int lanes = e->type.lanes;
+        std::vector<llvm::Constant *> steps;
+        for (int l = 0; l < lanes; ++l)
+          steps.push_back(llvm::ConstantInt::get(scalar_ty(st.dtype), l));
+        llvm::Value *base = B_.CreateVectorSplat(lanes, emit(n->base));
+        llvm::Value *stride =
+            B_.CreateVectorSplat(lanes, cast(emit(n->stride), n->stride->type, st));
+        return B_.CreateAdd(base, B_.CreateMul(stride, llvm::ConstantVector::get(steps)));
+      }
     }
     TESSERA_INTERNAL_ASSERT(false, "bad expression kind");
     return nullptr;
@@ -658,63 +674,59 @@ class FunctionEmitter {
 
   void emit(const Stmt &s) {
     using compiler::as;
-    if (!s)
-      return;
+    if (!s) return;
     switch (s->kind) {
-    case compiler::StmtKind::For: {
-      auto *f = as<compiler::For>(s);
-      if (f->for_kind == compiler::ForKind::Parallel)
-        return emit_parallel(*f);
-      compiler::Type t = f->min->type;
-      llvm::Value *lo = emit(f->min);
-      llvm::Value *hi = B_.CreateAdd(lo, cast(emit(f->extent), f->extent->type, t));
-      return emit_loop(f->var, t, lo, hi, f->for_kind, f->body);
-    }
-    case compiler::StmtKind::IfThenElse: {
-      auto *n = as<compiler::IfThenElse>(s);
-      llvm::Function *fn = B_.GetInsertBlock()->getParent();
-      llvm::Value *c = truthy(emit(n->cond), n->cond->type);
-      auto *then_b = llvm::BasicBlock::Create(C_, "then", fn);
-      auto *else_b = n->else_case ? llvm::BasicBlock::Create(C_, "else", fn) : nullptr;
-      auto *merge = llvm::BasicBlock::Create(C_, "endif", fn);
-      B_.CreateCondBr(c, then_b, else_b ? else_b : merge);
-      B_.SetInsertPoint(then_b);
-      emit(n->then_case);
-      B_.CreateBr(merge);
-      if (else_b) {
-        B_.SetInsertPoint(else_b);
-        emit(n->else_case);
-        B_.CreateBr(merge);
+      case compiler::StmtKind::For: {
+        auto *f = as<compiler::For>(s);
+        if (f->for_kind == compiler::ForKind::Parallel) return emit_parallel(*f);
+        compiler::Type t = f->min->type;
+        llvm::Value *lo = emit(f->min);
+        llvm::Value *hi = B_.CreateAdd(lo, cast(emit(f->extent), f->extent->type, t));
+        return emit_loop(f->var, t, lo, hi, f->for_kind, f->body);
       }
-      B_.SetInsertPoint(merge);
-      return;
-    }
-    case compiler::StmtKind::Store:
-      return store(*as<compiler::Store>(s));
-    case compiler::StmtKind::LetStmt: {
-      auto *n = as<compiler::LetStmt>(s);
-      push({n->var, emit(n->value), false, n->value->type});
-      emit(n->body);
-      pop();
-      return;
-    }
-    case compiler::StmtKind::Block:
-      for (const auto &x : as<compiler::Block>(s)->stmts)
-        emit(x);
-      return;
-    case compiler::StmtKind::Allocate: {
-      auto *n = as<compiler::Allocate>(s);
-      // Private arrays live on the stack (promoted to registers by SROA when indices are
-      // constant); work-group `local` memory is the same thing on a CPU.
-      llvm::AllocaInst *a =
-          entry_alloca(scalar_ty(n->type.dtype, true), B_.getInt64(static_cast<uint64_t>(n->size * n->type.lanes)));
-      push({n->buffer, a, true, {n->type.dtype, 1}});
-      emit(n->body);
-      pop();
-      return;
-    }
-    case compiler::StmtKind::Barrier:
-      return;  // work-items of a CPU "work-group" run in sequence
+      case compiler::StmtKind::IfThenElse: {
+        auto *n = as<compiler::IfThenElse>(s);
+        llvm::Function *fn = B_.GetInsertBlock()->getParent();
+        llvm::Value *c = truthy(emit(n->cond), n->cond->type);
+        auto *then_b = llvm::BasicBlock::Create(C_, "then", fn);
+        auto *else_b = n->else_case ? llvm::BasicBlock::Create(C_, "else", fn) : nullptr;
+        auto *merge = llvm::BasicBlock::Create(C_, "endif", fn);
+        B_.CreateCondBr(c, then_b, else_b ? else_b : merge);
+        B_.SetInsertPoint(then_b);
+        emit(n->then_case);
+        B_.CreateBr(merge);
+        if (else_b) {
+          B_.SetInsertPoint(else_b);
+          emit(n->else_case);
+          B_.CreateBr(merge);
+        }
+        B_.SetInsertPoint(merge);
+        return;
+      }
+      case compiler::StmtKind::Store: return store(*as<compiler::Store>(s));
+      case compiler::StmtKind::LetStmt: {
+        auto *n = as<compiler::LetStmt>(s);
+        push({n->var, emit(n->value), false, n->value->type});
+        emit(n->body);
+        pop();
+        return;
+      }
+      case compiler::StmtKind::Block:
+        for (const auto &x : as<compiler::Block>(s)->stmts) emit(x);
+        return;
+      case compiler::StmtKind::Allocate: {
+        auto *n = as<compiler::Allocate>(s);
+        // Private arrays live on the stack (promoted to registers by SROA when indices are
+        // constant); work-group `local` memory is the same thing on a CPU.
+        llvm::AllocaInst *a =
+            entry_alloca(scalar_ty(n->type.dtype, true),
+                         B_.getInt64(static_cast<uint64_t>(n->size * n->type.lanes)));
+        push({n->buffer, a, true, {n->type.dtype, 1}});
+        emit(n->body);
+        pop();
+        return;
+      }
+      case compiler::StmtKind::Barrier: return;  // work-items of a CPU "work-group" run in sequence
     }
     TESSERA_INTERNAL_ASSERT(false, "bad statement kind");
   }
@@ -732,12 +744,12 @@ class FunctionEmitter {
 
 std::string kernel_symbol(const std::string &kernel_name) {
   std::string s = "tk_";
-  for (char c : kernel_name)
-    s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  for (char c : kernel_name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return s;
 }
 
-std::unique_ptr<llvm::Module> codegen(llvm::LLVMContext &context, const std::vector<const compiler::Kernel *> &kernels,
+std::unique_ptr<llvm::Module> codegen(llvm::LLVMContext &context,
+                                      const std::vector<const compiler::Kernel *> &kernels,
                                       const std::string &module_name) {
   auto module = std::make_unique<llvm::Module>(module_name, context);
   std::map<std::string, int> seen;

@@ -16,7 +16,8 @@ namespace tessera::llvm_backend {
 /// One function per kernel, named after it: `void name(ptr *buffers)`, where buffers[i] is the
 /// base of kernel.params[i]. Parallel loops call `tessera_parallel_for` (ThreadPool.h).
 /// Throws tile::Error for a kernel the generator cannot compile (a dtype without an LLVM type).
-std::unique_ptr<llvm::Module> codegen(llvm::LLVMContext &context, const std::vector<const compiler::Kernel *> &kernels,
+std::unique_ptr<llvm::Module> codegen(llvm::LLVMContext &context,
+                                      const std::vector<const compiler::Kernel *> &kernels,
                                       const std::string &module_name);
 
 /// The symbol name the JIT exports for `kernel_name` (identifier characters only).

@@ -54,7 +54,11 @@ class CpuBackend : public HostMemoryBackend {
   DeviceInfo info() const override {
     const auto &cpu = host_cpu();
     const auto &caches = host_caches();
-    DeviceInfo d{"cpu", "llvm", "LLVM 15 JIT for " + cpu.name + " (" + std::to_string(pool_threads()) + " threads)", {}};
+    DeviceInfo d{"cpu",
+                 "llvm",
+                 "LLVM 15 JIT for " + cpu.name + " (" + std::to_string(pool_threads()) +
+                     " threads)",
+                 {}};
     d.facts["cpu"] = cpu.name;
     d.facts["features"] = join(cpu.features, ",");
     d.facts["cores"] = std::to_string(pool_threads());
@@ -79,7 +83,8 @@ class CpuBackend : public HostMemoryBackend {
 }  // namespace llvm_backend
 
 Backend &cpu_backend() {
-  static auto *backend = new llvm_backend::CpuBackend;  // lives to the end: device tensors may outlive statics
+  static auto *backend =
+      new llvm_backend::CpuBackend;  // lives to the end: device tensors may outlive statics
   return *backend;
 }
 

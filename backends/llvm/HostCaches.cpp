@@ -16,8 +16,7 @@ std::string read_line(const std::string &path) {
 
 // "48K", "2048K", "16M" -> bytes; 0 when unreadable.
 int64_t parse_size(const std::string &s) {
-  if (s.empty())
-    return 0;
+  if (s.empty()) return 0;
   int64_t n = 0;
   size_t i = 0;
   for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i)
@@ -38,8 +37,7 @@ const HostCaches &host_caches() {
       std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
       std::string level = read_line(dir + "level"), type = read_line(dir + "type");
       int64_t size = parse_size(read_line(dir + "size"));
-      if (level.empty() || size == 0)
-        continue;
+      if (level.empty() || size == 0) continue;
       if (level == "1" && type == "Data")
         c.l1d_bytes = size;
       else if (level == "2")

@@ -43,18 +43,17 @@ std::string error_text(llvm::Error e) {
 
 template <typename T>
 T check(llvm::Expected<T> v, const char *what) {
-  if (!v)
-    throw tile::Error(std::string("error: cpu: ") + what + ": " + error_text(v.takeError()));
+  if (!v) throw tile::Error(std::string("error: cpu: ") + what + ": " + error_text(v.takeError()));
   return std::move(*v);
 }
 
 llvm::orc::JITTargetMachineBuilder host_builder() {
   init_llvm();
-  auto jtmb = check(llvm::orc::JITTargetMachineBuilder::detectHost(), "cannot describe the host CPU");
+  auto jtmb =
+      check(llvm::orc::JITTargetMachineBuilder::detectHost(), "cannot describe the host CPU");
   jtmb.setCPU(host_cpu().name);
   llvm::SubtargetFeatures features;
-  for (const auto &f : host_cpu().features)
-    features.AddFeature(f);
+  for (const auto &f : host_cpu().features) features.AddFeature(f);
   jtmb.addFeatures(features.getFeatures());
   jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
   return jtmb;
@@ -67,8 +66,7 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   m.setTargetTriple(tm.getTargetTriple().str());
   std::string bits = std::to_string(host_cpu().vector_bits);
   for (auto &f : m) {
-    if (f.isDeclaration())
-      continue;
+    if (f.isDeclaration()) continue;
     f.addFnAttr("target-cpu", host_cpu().name);
     f.addFnAttr("target-features", tm.getTargetFeatureString());
     f.addFnAttr("prefer-vector-width", bits);
@@ -104,13 +102,11 @@ const HostCpu &host_cpu() {
     llvm::StringMap<bool> f;
     if (llvm::sys::getHostCPUFeatures(f))
       for (const auto &kv : f)
-        if (kv.second)
-          h.features.push_back("+" + kv.first().str());
+        if (kv.second) h.features.push_back("+" + kv.first().str());
     std::sort(h.features.begin(), h.features.end());
     auto has = [&](const char *x) { return f.count(x) && f.lookup(x); };
     h.vector_bits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
-    for (auto &s : h.features)
-      s = s.substr(1);
+    for (auto &s : h.features) s = s.substr(1);
     // Callers want plain names; the target machine builder wants "+name".
     return h;
   }();
@@ -130,8 +126,8 @@ constexpr const char *kObjectKind = "llvm-object";
 
 /// The module's object code for the host: from `objects` when it has it, else compiled (O3, then
 /// the host's code generator) and handed to `objects`.
-std::unique_ptr<llvm::MemoryBuffer> object_code(const std::vector<const compiler::Kernel *> &kernels,
-                                                BinaryStore *objects) {
+std::unique_ptr<llvm::MemoryBuffer>
+object_code(const std::vector<const compiler::Kernel *> &kernels, BinaryStore *objects) {
   std::string key;
   if (objects) {
     for (const auto *k : kernels) key += compiler::print_kernel(*k);
@@ -149,7 +145,9 @@ std::unique_ptr<llvm::MemoryBuffer> object_code(const std::vector<const compiler
   optimize(*module, *tm);
   llvm::orc::SimpleCompiler compiler(*tm);
   auto object = check(compiler(*module), "cannot generate code");
-  if (objects) objects->store(kObjectKind, key, std::string(object->getBufferStart(), object->getBufferSize()));
+  if (objects)
+    objects->store(kObjectKind, key,
+                   std::string(object->getBufferStart(), object->getBufferSize()));
   return object;
 }
 
@@ -159,7 +157,8 @@ std::unique_ptr<JitModule> JitModule::compile(const std::vector<const compiler::
                                               BinaryStore *objects) {
   auto object = object_code(kernels, objects);
   auto impl = std::make_unique<Impl>();
-  impl->jit = check(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_builder()).create(), "cannot start the JIT");
+  impl->jit = check(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_builder()).create(),
+                    "cannot start the JIT");
   auto &dylib = impl->jit->getMainJITDylib();
   // libm for the math functions; tessera_parallel_for from this library.
   dylib.addGenerator(check(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
@@ -173,9 +172,9 @@ std::unique_ptr<JitModule> JitModule::compile(const std::vector<const compiler::
   if (auto e = impl->jit->addObjectFile(std::move(object)))
     throw tile::Error("error: cpu: " + error_text(std::move(e)));
   auto result = std::unique_ptr<JitModule>(new JitModule(std::move(impl)));
-  // Materialize every kernel now, so that compile time is spent in compile() and not in the first run.
-  for (const auto *k : kernels)
-    result->lookup(k->name);
+  // Materialize every kernel now, so that compile time is spent in compile() and not in the first
+  // run.
+  for (const auto *k : kernels) result->lookup(k->name);
   return result;
 }
 
@@ -187,8 +186,7 @@ KernelFn JitModule::lookup(const std::string &kernel_name) const {
 std::string kernels_ir(const std::vector<const compiler::Kernel *> &kernels, bool optimize_ir) {
   llvm::LLVMContext context;
   auto module = codegen(context, kernels, "tessera");
-  if (optimize_ir)
-    optimize(*module, *host_target_machine());
+  if (optimize_ir) optimize(*module, *host_target_machine());
   std::string s;
   llvm::raw_string_ostream os(s);
   module->print(os, nullptr);

@@ -42,9 +42,9 @@ std::string kernels_ir(const std::vector<const compiler::Kernel *> &kernels, boo
 
 /// The host CPU as LLVM sees it.
 struct HostCpu {
-  std::string name;                  // "skylake-avx512"
+  std::string name;                   // "skylake-avx512"
   std::vector<std::string> features;  // enabled features, "avx512f", ...
-  int vector_bits = 128;             // widest float vector the features allow
+  int vector_bits = 128;              // widest float vector the features allow
 };
 const HostCpu &host_cpu();
 

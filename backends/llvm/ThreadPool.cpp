@@ -43,8 +43,7 @@ constexpr std::chrono::microseconds kSpin{20};
 class Pool {
  public:
   Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())) {
-    for (int t = 1; t < threads_; ++t)
-      workers_.emplace_back([this] { work(); });
+    for (int t = 1; t < threads_; ++t) workers_.emplace_back([this] { work(); });
   }
   ~Pool() {
     {
@@ -53,15 +52,13 @@ class Pool {
       generation_.fetch_add(1);
     }
     wake_.notify_all();
-    for (auto &w : workers_)
-      w.join();
+    for (auto &w : workers_) w.join();
   }
   int threads() const { return threads_; }
 
   void run(tessera_loop_body body, void *ctx, int64_t n) {
     if (threads_ <= 1 || n <= 1 || in_parallel_body) {
-      if (n > 0)
-        body(ctx, 0, n);
+      if (n > 0) body(ctx, 0, n);
       return;
     }
     std::lock_guard job_lock(job_mu_);
@@ -101,16 +98,13 @@ class Pool {
       {
         std::lock_guard lock(mu_);
         seen = generation_.load();
-        if (stop_)
-          return;
-        if (!open_)
-          continue;
+        if (stop_) return;
+        if (!open_) continue;
         inside_.fetch_add(1);
       }
       run_chunks();
       std::lock_guard lock(mu_);
-      if (inside_.fetch_sub(1) == 1 && done_.load() == chunks_)
-        done_cv_.notify_one();
+      if (inside_.fetch_sub(1) == 1 && done_.load() == chunks_) done_cv_.notify_one();
     }
   }
 

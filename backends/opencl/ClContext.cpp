@@ -15,7 +15,8 @@ constexpr const char *kProgramKind = "opencl-program";
 }  // namespace
 
 void check(cl_int err, const std::string &what) {
-  if (err != CL_SUCCESS) throw tile::Error("error: opencl: " + what + " failed with code " + std::to_string(err));
+  if (err != CL_SUCCESS)
+    throw tile::Error("error: opencl: " + what + " failed with code " + std::to_string(err));
 }
 
 namespace {
@@ -42,7 +43,8 @@ std::string subgroup_size(cl_device_id d, const std::string &extensions) {
   constexpr cl_device_info kSubGroupSizesIntel = 0x4108;  // CL_DEVICE_SUB_GROUP_SIZES_INTEL
   if (extensions.find("cl_intel_subgroups") == std::string::npos) return "unknown";
   size_t n = 0;
-  if (clGetDeviceInfo(d, kSubGroupSizesIntel, 0, nullptr, &n) != CL_SUCCESS || n < sizeof(size_t)) return "unknown";
+  if (clGetDeviceInfo(d, kSubGroupSizesIntel, 0, nullptr, &n) != CL_SUCCESS || n < sizeof(size_t))
+    return "unknown";
   std::vector<size_t> sizes(n / sizeof(size_t));
   clGetDeviceInfo(d, kSubGroupSizesIntel, n, sizes.data(), nullptr);
   return std::to_string(*std::max_element(sizes.begin(), sizes.end()));
@@ -55,7 +57,8 @@ std::vector<std::unique_ptr<ClDevice>> &all_devices() {
   static std::once_flag once;
   std::call_once(once, [] {
     cl_uint np = 0;
-    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) return;  // no platform: no devices
+    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0)
+      return;  // no platform: no devices
     std::vector<cl_platform_id> platforms(np);
     clGetPlatformIDs(np, platforms.data(), nullptr);
     for (cl_platform_id p : platforms) {
@@ -77,16 +80,22 @@ std::vector<std::unique_ptr<ClDevice>> &all_devices() {
         f["driver_version"] = device_string(id, CL_DRIVER_VERSION);
         f["opencl_c_version"] = device_string(id, CL_DEVICE_OPENCL_C_VERSION);
         f["compute_units"] = std::to_string(device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS));
-        f["local_memory_bytes"] = std::to_string(device_value<cl_ulong>(id, CL_DEVICE_LOCAL_MEM_SIZE));
-        f["max_workgroup_size"] = std::to_string(device_value<size_t>(id, CL_DEVICE_MAX_WORK_GROUP_SIZE));
+        f["local_memory_bytes"] =
+            std::to_string(device_value<cl_ulong>(id, CL_DEVICE_LOCAL_MEM_SIZE));
+        f["max_workgroup_size"] =
+            std::to_string(device_value<size_t>(id, CL_DEVICE_MAX_WORK_GROUP_SIZE));
         f["preferred_vector_width_float"] =
             std::to_string(device_value<cl_uint>(id, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
-        f["global_memory_bytes"] = std::to_string(device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE));
+        f["global_memory_bytes"] =
+            std::to_string(device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE));
         f["fp64"] = d->fp64 ? "yes" : "no";
         auto type = device_value<cl_device_type>(id, CL_DEVICE_TYPE);
-        f["device_type"] = type & CL_DEVICE_TYPE_GPU ? "gpu" : type & CL_DEVICE_TYPE_CPU ? "cpu"
-                         : type & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator" : "other";
-        f["max_clock_mhz"] = std::to_string(device_value<cl_uint>(id, CL_DEVICE_MAX_CLOCK_FREQUENCY));
+        f["device_type"] = type & CL_DEVICE_TYPE_GPU           ? "gpu"
+                           : type & CL_DEVICE_TYPE_CPU         ? "cpu"
+                           : type & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator"
+                                                               : "other";
+        f["max_clock_mhz"] =
+            std::to_string(device_value<cl_uint>(id, CL_DEVICE_MAX_CLOCK_FREQUENCY));
         f["subgroup_size"] = subgroup_size(id, ext);
         f["fp16"] = d->fp16 ? "yes" : "no";
         devices.push_back(std::move(d));
@@ -99,7 +108,8 @@ std::vector<std::unique_ptr<ClDevice>> &all_devices() {
 ClDevice &device_at(int index) {
   auto &all = all_devices();
   if (index < 0 || index >= static_cast<int>(all.size()))
-    throw tile::Error("error: no OpenCL device opencl:" + std::to_string(index) + " on this machine");
+    throw tile::Error("error: no OpenCL device opencl:" + std::to_string(index) +
+                      " on this machine");
   ClDevice &d = *all[index];
   std::lock_guard<std::mutex> lock(d.mutex);
   if (!d.context) {
@@ -187,11 +197,12 @@ cl_program program_for(ClDevice &d, const KernelSource &src, BinaryStore *binari
   if (clBuildProgram(p, 1, &d.device, opencl::kBuildOptions, nullptr, nullptr) != CL_SUCCESS) {
     std::string log = build_log(d, p);
     clReleaseProgram(p);
-    throw tile::Error("error: " + d.label() + ": kernel " + src.entry + " failed to build:\n" + log +
-                      "\n--- source ---\n" + src.source);
+    throw tile::Error("error: " + d.label() + ": kernel " + src.entry + " failed to build:\n" +
+                      log + "\n--- source ---\n" + src.source);
   }
   size_t size = 0;
-  if (binaries && clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) == CL_SUCCESS &&
+  if (binaries &&
+      clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) == CL_SUCCESS &&
       size > 0) {
     std::string bin(size, '\0');
     unsigned char *ptr = reinterpret_cast<unsigned char *>(bin.data());
@@ -203,7 +214,8 @@ cl_program program_for(ClDevice &d, const KernelSource &src, BinaryStore *binari
 }
 
 // Enqueues `kernel` over `launch`'s NDRange (nothing when a dimension is empty).
-void enqueue(ClDevice &d, cl_kernel kernel, const clike::GpuLaunch &launch, const std::string &name) {
+void enqueue(ClDevice &d, cl_kernel kernel, const clike::GpuLaunch &launch,
+             const std::string &name) {
   auto g = launch.global();
   int dims = std::max(1, launch.dims);
   size_t global[3], local[3];
@@ -212,10 +224,9 @@ void enqueue(ClDevice &d, cl_kernel kernel, const clike::GpuLaunch &launch, cons
     global[i] = static_cast<size_t>(g[i]);
     local[i] = static_cast<size_t>(launch.local[i]);
   }
-  check(clEnqueueNDRangeKernel(d.queue, kernel, dims, nullptr, global, launch.driver_local ? nullptr : local, 0,
-                               nullptr, nullptr),
+  check(clEnqueueNDRangeKernel(d.queue, kernel, dims, nullptr, global,
+                               launch.driver_local ? nullptr : local, 0, nullptr, nullptr),
         d.name() + ": clEnqueueNDRangeKernel " + name);
 }
-
 
 }  // namespace tessera::opencl

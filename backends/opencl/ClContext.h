@@ -37,7 +37,6 @@ struct ClDevice {
   std::string label() const { return name() + " (" + facts.at("device") + ")"; }
 };
 
-
 /// Throws tile::Error naming `what` when `err` is not CL_SUCCESS.
 void check(cl_int err, const std::string &what);
 /// Every device of every platform, found once per process (no context yet).
@@ -52,6 +51,7 @@ compiler::Target target_of(const ClDevice &d);
 /// does not build.
 cl_program program_for(ClDevice &d, const KernelSource &src, BinaryStore *binaries);
 /// Enqueues `kernel` over `launch`'s NDRange (nothing when it is empty).
-void enqueue(ClDevice &d, cl_kernel kernel, const clike::GpuLaunch &launch, const std::string &name);
+void enqueue(ClDevice &d, cl_kernel kernel, const clike::GpuLaunch &launch,
+             const std::string &name);
 
 }  // namespace tessera::opencl

@@ -14,8 +14,8 @@ namespace tessera {
 
 namespace {
 
-using opencl::ClDevice;
 using opencl::check;
+using opencl::ClDevice;
 
 /// A cl_mem: a buffer of its own, or a sub-buffer of another (which it keeps alive).
 class ClBuffer : public DeviceBuffer {
@@ -44,13 +44,15 @@ std::string launch_text(const clike::GpuLaunch &l) {
 /// Kernels created from the device's built programs; arguments are set at each launch.
 class ClKernels : public CompiledKernels {
  public:
-  ClKernels(ClDevice &d, const std::vector<const compiler::Kernel *> &kernels, BinaryStore *binaries) : d_(d) {
+  ClKernels(ClDevice &d, const std::vector<const compiler::Kernel *> &kernels,
+            BinaryStore *binaries)
+      : d_(d) {
     try {
       for (const auto *k : kernels) {
         opencl::KernelSource src = opencl::kernel_source(*k);
         if (src.uses_fp64 && !d_.fp64)
-          throw tile::Error("error: " + d_.label() + " has no float64 (cl_khr_fp64); kernel " + k->name +
-                            " computes in float64");
+          throw tile::Error("error: " + d_.label() + " has no float64 (cl_khr_fp64); kernel " +
+                            k->name + " computes in float64");
         cl_program p = opencl::program_for(d_, src, binaries);
         cl_int err = CL_SUCCESS;
         cl_kernel kernel = clCreateKernel(p, src.entry.c_str(), &err);
@@ -68,7 +70,8 @@ class ClKernels : public CompiledKernels {
     const Launch &l = launches_.at(index);
     for (size_t i = 0; i < args.size(); ++i) {
       cl_mem m = mem_of(*args[i]);
-      check(clSetKernelArg(l.kernel, static_cast<cl_uint>(i), sizeof(cl_mem), &m), d_.name() + ": clSetKernelArg");
+      check(clSetKernelArg(l.kernel, static_cast<cl_uint>(i), sizeof(cl_mem), &m),
+            d_.name() + ": clSetKernelArg");
     }
     opencl::enqueue(d_, l.kernel, l.launch, l.name);
   }
@@ -91,11 +94,14 @@ class OpenCLBackend : public Backend {
  public:
   explicit OpenCLBackend(int index) : d_(opencl::device_at(index)) {
     cl_uint align_bits = 0;
-    clGetDeviceInfo(d_.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, nullptr);
+    clGetDeviceInfo(d_.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits,
+                    nullptr);
     align_ = std::max<size_t>(64, align_bits / 8);
   }
 
-  DeviceInfo info() const override { return {d_.name(), "opencl", opencl_device_description(d_.index), d_.facts}; }
+  DeviceInfo info() const override {
+    return {d_.name(), "opencl", opencl_device_description(d_.index), d_.facts};
+  }
   compiler::Target target() const override {
     compiler::Target t = opencl::target_of(d_);
     t.narrow_indices = true;
@@ -104,7 +110,8 @@ class OpenCLBackend : public Backend {
 
   std::shared_ptr<DeviceBuffer> allocate(size_t bytes) override {
     cl_int err = CL_SUCCESS;
-    cl_mem m = clCreateBuffer(d_.context, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 8), nullptr, &err);
+    cl_mem m =
+        clCreateBuffer(d_.context, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 8), nullptr, &err);
     check(err, d_.name() + ": clCreateBuffer of " + std::to_string(bytes) + " bytes");
     return std::make_shared<ClBuffer>(*this, m, bytes, nullptr);
   }
@@ -112,7 +119,8 @@ class OpenCLBackend : public Backend {
                                      size_t bytes) override {
     cl_buffer_region region{offset, bytes};
     cl_int err = CL_SUCCESS;
-    cl_mem m = clCreateSubBuffer(mem_of(*parent), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    cl_mem m = clCreateSubBuffer(mem_of(*parent), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                                 &region, &err);
     if (err != CL_SUCCESS) return nullptr;  // the runtime allocates the tensor alone instead
     return std::make_shared<ClBuffer>(*this, m, bytes, parent);
   }
@@ -165,8 +173,8 @@ int opencl_device_count() { return static_cast<int>(opencl::all_devices().size()
 
 std::string opencl_device_description(int index) {
   const ClDevice &d = *opencl::all_devices().at(index);
-  return "OpenCL " + d.facts.at("device") + " (" + d.facts.at("vendor") + ", driver " + d.facts.at("driver_version") +
-         ", " + d.facts.at("compute_units") + " compute units)";
+  return "OpenCL " + d.facts.at("device") + " (" + d.facts.at("vendor") + ", driver " +
+         d.facts.at("driver_version") + ", " + d.facts.at("compute_units") + " compute units)";
 }
 
 Backend &opencl_backend(int index) {

@@ -24,7 +24,8 @@ class OpenCLDialect : public clike::Dialect {
       case DType::UInt32: return "uint";
       case DType::Int64: return "long";
       case DType::UInt64: return "ulong";
-      case DType::Float16: return "float";  // stored as half (vload_half/vstore_half: no cl_khr_fp16 needed)
+      case DType::Float16:
+        return "float";  // stored as half (vload_half/vstore_half: no cl_khr_fp16 needed)
       case DType::Float32: return "float";
       case DType::Float64: return "double";
     }
@@ -37,20 +38,23 @@ class OpenCLDialect : public clike::Dialect {
   }
   std::string vector_type(DType t, int lanes) const override {
     bool width = lanes == 2 || lanes == 3 || lanes == 4 || lanes == 8 || lanes == 16;
-    bool type = t == DType::Float32 || t == DType::Float64 || t == DType::Int32 || t == DType::UInt32 ||
-                t == DType::Int64 || t == DType::UInt64;
+    bool type = t == DType::Float32 || t == DType::Float64 || t == DType::Int32 ||
+                t == DType::UInt32 || t == DType::Int64 || t == DType::UInt64;
     return width && type ? compute_type(t) + std::to_string(lanes) : "";
   }
-  std::string load(const std::string &buffer, DType t, bool global, const std::string &index) const override {
+  std::string load(const std::string &buffer, DType t, bool global,
+                   const std::string &index) const override {
     if (global && t == DType::Float16) return "vload_half(" + index + ", " + buffer + ")";
     return Dialect::load(buffer, t, global, index);
   }
   std::string store(const std::string &buffer, DType t, bool global, const std::string &index,
                     const std::string &value) const override {
-    if (global && t == DType::Float16) return "vstore_half_rte(" + value + ", " + index + ", " + buffer + ");";
+    if (global && t == DType::Float16)
+      return "vstore_half_rte(" + value + ", " + index + ", " + buffer + ");";
     return Dialect::store(buffer, t, global, index, value);
   }
-  std::string vector_load(const std::string &buffer, int lanes, const std::string &base) const override {
+  std::string vector_load(const std::string &buffer, int lanes,
+                          const std::string &base) const override {
     return "vload" + std::to_string(lanes) + "(0, " + buffer + " + " + base + ")";
   }
   std::string vector_store(const std::string &buffer, int lanes, const std::string &base,
@@ -64,16 +68,21 @@ class OpenCLDialect : public clike::Dialect {
     std::string t = compute_type(to);
     if (to == DType::Bool) return "(" + v + " != 0)";
     if (to == DType::Float16) {
-      if (from == DType::Float32 || from == DType::Float16) return helper("to_half", to) + "(" + v + ")";
+      if (from == DType::Float32 || from == DType::Float16)
+        return helper("to_half", to) + "(" + v + ")";
       return helper("to_half", to) + "((float)(" + v + "))";
     }
-    if (tile::is_float(from) && !tile::is_float(to)) return "convert_" + t + "_sat(" + v + ")";  // NaN -> 0
+    if (tile::is_float(from) && !tile::is_float(to))
+      return "convert_" + t + "_sat(" + v + ")";  // NaN -> 0
     if (from == DType::Float16 && to == DType::Float32) return v;
     return "((" + t + ")(" + v + "))";
   }
-  std::string helper(const std::string &name, DType dtype) override { return helpers_.use(name, dtype); }
+  std::string helper(const std::string &name, DType dtype) override {
+    return helpers_.use(name, dtype);
+  }
   std::string helper_definitions() const override { return helpers_.text(); }
-  std::string fma(const std::string &a, const std::string &b, const std::string &c, DType) const override {
+  std::string fma(const std::string &a, const std::string &b, const std::string &c,
+                  DType) const override {
     return "fma(" + a + ", " + b + ", " + c + ")";
   }
   std::string gpu_id(clike::GpuId::Kind kind, int dim) const override {
@@ -104,19 +113,21 @@ KernelSource kernel_source(const compiler::Kernel &k) {
   // A fixed work-group shape lets the driver compile the work-group function once, ahead.
   if (ks.launch.dims > 0 && !ks.launch.driver_local)
     signature = "__attribute__((reqd_work_group_size(" + std::to_string(ks.launch.local[0]) + ", " +
-                std::to_string(ks.launch.local[1]) + ", " + std::to_string(ks.launch.local[2]) + ")))\n";
+                std::to_string(ks.launch.local[1]) + ", " + std::to_string(ks.launch.local[2]) +
+                ")))\n";
   signature += "__kernel void " + ks.entry + "(";
   for (size_t i = 0; i < k.params.size(); ++i) {
     const auto &p = k.params[i];
     signature += std::string(i ? ", " : "") + "__global " + (p.is_output ? "" : "const ") +
-                 dialect.memory_type(p.dtype) + " *restrict " + clike::CLikePrinter::identifier(p.name);
+                 dialect.memory_type(p.dtype) + " *restrict " +
+                 clike::CLikePrinter::identifier(p.name);
   }
   signature += ") {\n";
   std::string locals;
   for (const auto &l : frame.body.locals) locals += "  " + l + "\n";
   ks.uses_fp64 = frame.types.uses(DType::Float64);
-  ks.source = std::string(ks.uses_fp64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") + frame.helpers +
-              signature + locals + frame.ids + frame.body.code + "}\n";
+  ks.source = std::string(ks.uses_fp64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") +
+              frame.helpers + signature + locals + frame.ids + frame.body.code + "}\n";
   return ks;
 }
 

@@ -12,10 +12,10 @@
 namespace tessera::opencl {
 
 struct KernelSource {
-  std::string entry;         // the __kernel function's name
-  std::string source;        // a complete OpenCL C program
-  clike::GpuLaunch launch;   // the NDRange (dims 0: one work-item)
-  bool uses_fp64 = false;    // needs cl_khr_fp64
+  std::string entry;        // the __kernel function's name
+  std::string source;       // a complete OpenCL C program
+  clike::GpuLaunch launch;  // the NDRange (dims 0: one work-item)
+  bool uses_fp64 = false;   // needs cl_khr_fp64
 };
 
 /// Build options of every kernel program (part of the program cache's key).

@@ -18,25 +18,25 @@ namespace {
 using tile::DType;
 
 // Extensions every shader enables; glslang declares a capability only where a type is used.
-constexpr const char *kPrelude =
-    "#version 450\n"
-    "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
-    "#extension GL_EXT_shader_16bit_storage : require\n"
-    "#extension GL_EXT_shader_8bit_storage : require\n"
-    "#extension GL_EXT_control_flow_attributes : require\n"
-    "#define NAN uintBitsToFloat(0x7fc00000u)\n"
-    "#define INFINITY uintBitsToFloat(0x7f800000u)\n";
+constexpr const char *kPrelude = "#version 450\n"
+                                 "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
+                                 "#extension GL_EXT_shader_16bit_storage : require\n"
+                                 "#extension GL_EXT_shader_8bit_storage : require\n"
+                                 "#extension GL_EXT_control_flow_attributes : require\n"
+                                 "#define NAN uintBitsToFloat(0x7fc00000u)\n"
+                                 "#define INFINITY uintBitsToFloat(0x7f800000u)\n";
 
 // The float64 math this dialect computes with helpers of its own (GLSL's exp, log, tanh... take
 // float only); every other float64 function is an error rather than a float32 approximation.
-const std::set<std::string> kFloat64Math = {"exp", "log", "pow", "tanh", "sinh", "cosh", "sqrt", "floor", "ceil",
-                                            "fabs", "fmod", "round"};
+const std::set<std::string> kFloat64Math = {"exp",  "log",   "pow",  "tanh", "sinh", "cosh",
+                                            "sqrt", "floor", "ceil", "fabs", "fmod", "round"};
 
 class GlslDialect : public clike::Dialect {
  public:
   /// `texel_buffers`: the identifiers of the params it may read through texel buffer views, with
   /// their param indices.
-  explicit GlslDialect(std::map<std::string, int> texel_buffers) : texel_buffers_(std::move(texel_buffers)) {}
+  explicit GlslDialect(std::map<std::string, int> texel_buffers)
+      : texel_buffers_(std::move(texel_buffers)) {}
   // The param indices aligned_load read through texel buffer views.
   mutable std::set<int> texel_reads;
 
@@ -51,7 +51,8 @@ class GlslDialect : public clike::Dialect {
       case DType::UInt32: return "uint";
       case DType::Int64: return "int64_t";
       case DType::UInt64: return "uint64_t";
-      case DType::Float16: return "float";  // stored as float16_t, computed in float (as OpenCL does)
+      case DType::Float16:
+        return "float";  // stored as float16_t, computed in float (as OpenCL does)
       case DType::Float32: return "float";
       case DType::Float64: return "double";
     }
@@ -65,7 +66,8 @@ class GlslDialect : public clike::Dialect {
   // No native vectors: on GPUs and on lavapipe alike the SIMD lanes are the invocations, so
   // vector IR is printed lane by lane (which also keeps every helper scalar).
   std::string vector_type(DType, int) const override { return ""; }
-  std::string load(const std::string &buffer, DType t, bool global, const std::string &index) const override {
+  std::string load(const std::string &buffer, DType t, bool global,
+                   const std::string &index) const override {
     std::string v = buffer + "[int(" + index + ")]";
     if (t == DType::Bool) return "(uint(" + v + ") != 0u)";
     if (global && t == DType::Float16) return "float(" + v + ")";
@@ -81,14 +83,21 @@ class GlslDialect : public clike::Dialect {
   // llvmpipe fetches a 16-byte texel per lane for about the cost of one storage-buffer element
   // (SGEMM 1024 with both operands read by texels: 3-5x faster); the fetches of one group print
   // alike and NIR merges them.
-  bool reads_groups(const std::string &buffer) const override { return texel_buffers_.count(buffer) > 0; }
-  std::string aligned_load(const std::string &buffer, const std::string &first, int component) const override {
+  bool reads_groups(const std::string &buffer) const override {
+    return texel_buffers_.count(buffer) > 0;
+  }
+  std::string aligned_load(const std::string &buffer, const std::string &first,
+                           int component) const override {
     int param = texel_buffers_.at(buffer);
     texel_reads.insert(param);
-    return "texelFetch(tsr_t" + std::to_string(param) + ", int(" + first + ") >> 2)." + "xyzw"[component];
+    return "texelFetch(tsr_t" + std::to_string(param) + ", int(" + first + ") >> 2)." +
+           "xyzw"[component];
   }
-  std::string vector_load(const std::string &, int, const std::string &) const override { return unreachable(); }
-  std::string vector_store(const std::string &, int, const std::string &, const std::string &) const override {
+  std::string vector_load(const std::string &, int, const std::string &) const override {
+    return unreachable();
+  }
+  std::string vector_store(const std::string &, int, const std::string &,
+                           const std::string &) const override {
     return unreachable();
   }
   std::string lane_of(const std::string &, int) const override { return unreachable(); }
@@ -97,7 +106,8 @@ class GlslDialect : public clike::Dialect {
     return type + "(" + value + ")";
   }
   std::string unroll_pragma() const override { return "[[unroll]]"; }
-  std::string fma(const std::string &a, const std::string &b, const std::string &c, DType) const override {
+  std::string fma(const std::string &a, const std::string &b, const std::string &c,
+                  DType) const override {
     return "fma(" + a + ", " + b + ", " + c + ")";
   }
   std::string gpu_id(clike::GpuId::Kind kind, int dim) const override {
@@ -118,19 +128,24 @@ class GlslDialect : public clike::Dialect {
     if (from == DType::Bool) return "((" + v + ") ? " + t + "(1) : " + t + "(0))";
     if (to == DType::Float16) return helper("to_half", to) + "(float(" + v + "))";
     // Saturating, NaN -> 0.
-    if (tile::is_float(from) && !tile::is_float(to)) return helpers_.use("sat", from, to) + "(" + v + ")";
+    if (tile::is_float(from) && !tile::is_float(to))
+      return helpers_.use("sat", from, to) + "(" + v + ")";
     if (t == f) return v;  // half -> float: both compute in float
     return t + "(" + v + ")";
   }
 
-  std::string helper(const std::string &name, DType dtype) override { return helpers_.use(name, dtype); }
+  std::string helper(const std::string &name, DType dtype) override {
+    return helpers_.use(name, dtype);
+  }
   std::string helper_definitions() const override { return helpers_.text(); }
 
-  std::string math(const std::string &name, DType t, const std::vector<std::string> &args) override {
+  std::string math(const std::string &name, DType t,
+                   const std::vector<std::string> &args) override {
     bool f64 = t == DType::Float64;
     if (f64 && !kFloat64Math.count(name))
-      throw tile::Error("error: vulkan: GLSL has no float64 '" + name +
-                        "' (its transcendental functions take float32 only); compute it in float32");
+      throw tile::Error(
+          "error: vulkan: GLSL has no float64 '" + name +
+          "' (its transcendental functions take float32 only); compute it in float32");
     auto call = [&](const std::string &fn) {
       std::string s = fn + "(";
       for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];
@@ -138,7 +153,8 @@ class GlslDialect : public clike::Dialect {
     };
     if (name == "fabs") return call("abs");
     if (name == "sqrt" || name == "floor" || name == "ceil") return call(name);
-    if (name == "fmod" || name == "round" || name == "pow" || name == "erf") return call(helpers_.use(name, t));
+    if (name == "fmod" || name == "round" || name == "pow" || name == "erf")
+      return call(helpers_.use(name, t));
     if (f64) return call(helpers_.use(name, t));  // exp, log, tanh, sinh, cosh
     return call(name);
   }
@@ -177,7 +193,8 @@ KernelSource kernel_source(const compiler::Kernel &k) {
   // buffer view) are read through R32G32B32A32 texel views.
   std::map<std::string, int> texel_buffers;
   for (size_t i = 0; i < k.params.size(); ++i)
-    if (k.params[i].grouped_reads) texel_buffers[clike::CLikePrinter::identifier(k.params[i].name)] = static_cast<int>(i);
+    if (k.params[i].grouped_reads)
+      texel_buffers[clike::CLikePrinter::identifier(k.params[i].name)] = static_cast<int>(i);
   GlslDialect dialect(std::move(texel_buffers));
   clike::KernelFrame frame = clike::kernel_frame(dialect, k);
   KernelSource ks;
@@ -191,11 +208,12 @@ KernelSource kernel_source(const compiler::Kernel &k) {
     const auto &p = k.params[i];
     buffers += "layout(std430, set = 0, binding = " + std::to_string(i) + ") restrict " +
                (p.is_output ? "" : "readonly ") + "buffer tsr_b" + std::to_string(i) + " { " +
-               dialect.memory_type(p.dtype) + " " + clike::CLikePrinter::identifier(p.name) + "[]; };\n";
+               dialect.memory_type(p.dtype) + " " + clike::CLikePrinter::identifier(p.name) +
+               "[]; };\n";
   }
   for (size_t j = 0; j < ks.texel_params.size(); ++j)
-    buffers += "layout(set = 0, binding = " + std::to_string(k.params.size() + j) + ") uniform samplerBuffer tsr_t" +
-               std::to_string(ks.texel_params[j]) + ";\n";
+    buffers += "layout(set = 0, binding = " + std::to_string(k.params.size() + j) +
+               ") uniform samplerBuffer tsr_t" + std::to_string(ks.texel_params[j]) + ";\n";
   std::string shared;
   for (const auto &l : frame.body.locals) shared += l + "\n";
 
@@ -203,18 +221,20 @@ KernelSource kernel_source(const compiler::Kernel &k) {
   if (ks.launch.dims > 0 && !ks.launch.driver_local) {
     // A fixed work-group shape: every invocation runs (barriers need them all), no bounds check.
     const auto &l = ks.launch.local;
-    layout = "layout(local_size_x = " + std::to_string(l[0]) + ", local_size_y = " + std::to_string(l[1]) +
+    layout = "layout(local_size_x = " + std::to_string(l[0]) +
+             ", local_size_y = " + std::to_string(l[1]) +
              ", local_size_z = " + std::to_string(l[2]) + ") in;\n";
   } else {
     // The outermost parallel loop's iterations (or one) are the invocations, their index spanning
     // a 2-D grid of work-groups when the count exceeds the device's limit in x.
     if (ks.launch.driver_local) ks.invocations = ks.launch.groups[0];
-    layout = "layout(local_size_x_id = " + std::to_string(kLocalSizeId) + ") in;\nlayout(constant_id = " +
-             std::to_string(kCountId) + ") const uint TSR_COUNT = " + std::to_string(ks.invocations) + "u;\n";
-    main_fn +=
-        "  const uint tsr_id = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * "
-        "gl_WorkGroupSize.x;\n"
-        "  if (tsr_id >= TSR_COUNT) return;\n";
+    layout = "layout(local_size_x_id = " + std::to_string(kLocalSizeId) +
+             ") in;\nlayout(constant_id = " + std::to_string(kCountId) +
+             ") const uint TSR_COUNT = " + std::to_string(ks.invocations) + "u;\n";
+    main_fn += "  const uint tsr_id = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
+               "gl_NumWorkGroups.x * "
+               "gl_WorkGroupSize.x;\n"
+               "  if (tsr_id >= TSR_COUNT) return;\n";
   }
   main_fn += frame.ids + frame.body.code + "}\n";
   ks.source = kPrelude + layout + buffers + shared + frame.helpers + main_fn;
@@ -222,7 +242,8 @@ KernelSource kernel_source(const compiler::Kernel &k) {
   return ks;
 }
 
-void check_features(const KernelSource &src, const ShaderFeatures &has, const std::string &device_label) {
+void check_features(const KernelSource &src, const ShaderFeatures &has,
+                    const std::string &device_label) {
   const std::pair<bool, const char *> missing[] = {
       {src.needs.float64 && !has.float64, "float64 (shaderFloat64)"},
       {src.needs.float16 && !has.float16, "float16 (shaderFloat16 and 16-bit storage buffers)"},
@@ -232,7 +253,8 @@ void check_features(const KernelSource &src, const ShaderFeatures &has, const st
   };
   for (const auto &[lacks, what] : missing)
     if (lacks)
-      throw tile::Error("error: " + device_label + " has no " + what + " support: kernel " + src.name + " needs it");
+      throw tile::Error("error: " + device_label + " has no " + what + " support: kernel " +
+                        src.name + " needs it");
 }
 
 }  // namespace tessera::vulkan

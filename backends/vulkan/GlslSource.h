@@ -27,11 +27,11 @@ inline constexpr uint32_t kLocalSizeId = 0;
 inline constexpr uint32_t kCountId = 1;
 
 struct KernelSource {
-  std::string name;             // the kernel's name (for messages)
-  std::string source;           // a complete GLSL 450 compute shader
-  clike::GpuLaunch launch;      // dims 0: one invocation; driver_local: `invocations` in 1-D
-  int64_t invocations = 1;      // driver_local: iterations of the parallel loop; else 1
-  int buffers = 0;              // storage buffers, bindings 0 .. buffers - 1
+  std::string name;         // the kernel's name (for messages)
+  std::string source;       // a complete GLSL 450 compute shader
+  clike::GpuLaunch launch;  // dims 0: one invocation; driver_local: `invocations` in 1-D
+  int64_t invocations = 1;  // driver_local: iterations of the parallel loop; else 1
+  int buffers = 0;          // storage buffers, bindings 0 .. buffers - 1
   /// Params (float32 inputs) also read four elements at a time through a uniform texel buffer
   /// view of format R32G32B32A32_SFLOAT over their whole buffer: texel_params[j] at binding
   /// buffers + j.
@@ -47,6 +47,7 @@ KernelSource kernel_source(const compiler::Kernel &kernel);
 
 /// Throws tile::Error naming the first feature `src` needs that `has` lacks, e.g.
 /// "vulkan:0 (llvmpipe) has no float64 support: kernel C needs it".
-void check_features(const KernelSource &src, const ShaderFeatures &has, const std::string &device_label);
+void check_features(const KernelSource &src, const ShaderFeatures &has,
+                    const std::string &device_label);
 
 }  // namespace tessera::vulkan

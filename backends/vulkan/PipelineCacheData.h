@@ -14,6 +14,7 @@ std::string pipeline_cache_key(uint32_t vendor, uint32_t device, const uint8_t (
 
 /// Whether `data` is pipeline cache data for this device and driver (a header of version one with
 /// this vendor, device and uuid): the driver is never given anything else.
-bool is_pipeline_cache_of(const std::string &data, uint32_t vendor, uint32_t device, const uint8_t (&uuid)[16]);
+bool is_pipeline_cache_of(const std::string &data, uint32_t vendor, uint32_t device,
+                          const uint8_t (&uuid)[16]);
 
 }  // namespace tessera::vulkan

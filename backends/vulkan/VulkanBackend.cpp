@@ -29,7 +29,8 @@ class VkBuf : public DeviceBuffer {
 
   /// Its R32G32B32A32_SFLOAT texel view, made on first use.
   VkBufferView texels();
-  /// The bytes a descriptor binds: whole texels, within the owner (views are 64-byte aligned slots).
+  /// The bytes a descriptor binds: whole texels, within the owner (views are 64-byte aligned
+  /// slots).
   VkDeviceSize range() const { return round_up(std::max<size_t>(bytes(), 1), 16); }
 
   Gpu &g;
@@ -47,14 +48,16 @@ VkBuf &vk(DeviceBuffer &b) { return static_cast<VkBuf &>(b); }
 
 // Host-visible, coherent memory (device-local too where there is such: lavapipe, integrated GPUs).
 uint32_t memory_type(const Gpu &g, uint32_t bits) {
-  VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  VkMemoryPropertyFlags want =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   int fallback = -1;
   for (uint32_t i = 0; i < g.memory.memoryTypeCount; ++i) {
     if (!(bits & (1u << i)) || (g.memory.memoryTypes[i].propertyFlags & want) != want) continue;
     if (g.memory.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) return i;
     if (fallback < 0) fallback = static_cast<int>(i);
   }
-  if (fallback < 0) throw tile::Error("error: " + g.label() + " has no host-visible coherent memory");
+  if (fallback < 0)
+    throw tile::Error("error: " + g.label() + " has no host-visible coherent memory");
   return static_cast<uint32_t>(fallback);
 }
 
@@ -64,8 +67,8 @@ VkBuf::VkBuf(Backend &backend, Gpu &gpu, size_t bytes) : DeviceBuffer(backend, b
   bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
              VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  check(vkCreateBuffer(g.device, &bi, nullptr, &buffer), g.name() + ": vkCreateBuffer of " + std::to_string(bytes) +
-                                                             " bytes");
+  check(vkCreateBuffer(g.device, &bi, nullptr, &buffer),
+        g.name() + ": vkCreateBuffer of " + std::to_string(bytes) + " bytes");
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(g.device, buffer, &req);
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
@@ -108,7 +111,8 @@ VkBufferView VkBuf::texels() {
 // a CPU device smaller where that leaves too few work-groups to keep every core busy.
 uint32_t local_size_for(const Gpu &g, int64_t invocations) {
   const auto &lim = g.props.limits;
-  uint32_t size = std::min({64u, lim.maxComputeWorkGroupInvocations, lim.maxComputeWorkGroupSize[0]});
+  uint32_t size =
+      std::min({64u, lim.maxComputeWorkGroupInvocations, lim.maxComputeWorkGroupSize[0]});
   auto groups = [&](uint32_t s) { return (invocations + s - 1) / s; };
   while (size > g.subgroup_size && groups(size) < 4 * g.cores) size /= 2;
   return static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(size, invocations)));
@@ -120,7 +124,8 @@ class VulkanBackend;
 /// backend's open command buffer.
 class VkKernels : public CompiledKernels {
  public:
-  VkKernels(VulkanBackend &backend, const std::vector<const compiler::Kernel *> &kernels, BinaryStore *binaries);
+  VkKernels(VulkanBackend &backend, const std::vector<const compiler::Kernel *> &kernels,
+            BinaryStore *binaries);
   ~VkKernels() override;
   void launch(size_t index, const std::vector<DeviceBuffer *> &args) override;
 
@@ -147,7 +152,8 @@ class VulkanBackend : public Backend {
  public:
   explicit VulkanBackend(int index) : g_(vulkan::open_gpu(index)) {
     const auto &lim = g_.props.limits;
-    align_ = std::max<size_t>({64, lim.minStorageBufferOffsetAlignment, lim.minTexelBufferOffsetAlignment});
+    align_ = std::max<size_t>(
+        {64, lim.minStorageBufferOffsetAlignment, lim.minTexelBufferOffsetAlignment});
     VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     check(vkCreateFence(g_.device, &fi, nullptr, &fence_), g_.name() + ": vkCreateFence");
   }
@@ -175,7 +181,9 @@ class VulkanBackend : public Backend {
     return t;
   }
 
-  std::shared_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_shared<VkBuf>(*this, g_, bytes); }
+  std::shared_ptr<DeviceBuffer> allocate(size_t bytes) override {
+    return std::make_shared<VkBuf>(*this, g_, bytes);
+  }
   std::shared_ptr<DeviceBuffer> view(const std::shared_ptr<DeviceBuffer> &parent, size_t offset,
                                      size_t bytes) override {
     return std::make_shared<VkBuf>(*this, parent, offset, bytes);
@@ -185,7 +193,8 @@ class VulkanBackend : public Backend {
   void fill(DeviceBuffer &b, uint8_t byte) override {
     VkBuf &v = vk(b);
     uint32_t word = 0x01010101u * byte;
-    vkCmdFillBuffer(commands(), v.buffer, v.offset, round_up(std::max<size_t>(v.bytes(), 1), 4), word);
+    vkCmdFillBuffer(commands(), v.buffer, v.offset, round_up(std::max<size_t>(v.bytes(), 1), 4),
+                    word);
   }
   void copy(DeviceBuffer &from, DeviceBuffer &to, size_t bytes) override {
     if (bytes == 0) return;
@@ -231,11 +240,12 @@ class VulkanBackend : public Backend {
     for (const auto *k : kernels) {
       vulkan::KernelSource src = vulkan::kernel_source(*k);
       const auto &l = src.launch;
-      std::string shape = l.dims > 0 && !l.driver_local
-                              ? "work-groups " + std::to_string(l.groups[0]) + "x" + std::to_string(l.groups[1]) +
-                                    "x" + std::to_string(l.groups[2]) + " of " + std::to_string(l.local[0]) + "x" +
-                                    std::to_string(l.local[1]) + "x" + std::to_string(l.local[2])
-                              : "invocations " + std::to_string(src.invocations);
+      std::string shape =
+          l.dims > 0 && !l.driver_local
+              ? "work-groups " + std::to_string(l.groups[0]) + "x" + std::to_string(l.groups[1]) +
+                    "x" + std::to_string(l.groups[2]) + " of " + std::to_string(l.local[0]) + "x" +
+                    std::to_string(l.local[1]) + "x" + std::to_string(l.local[2])
+              : "invocations " + std::to_string(src.invocations);
       out += "// kernel " + src.name + ", " + shape + "\n" + src.source;
     }
     return out;
@@ -253,7 +263,8 @@ class VulkanBackend : public Backend {
         ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
         ai.commandBufferCount = 1;
         std::lock_guard<std::recursive_mutex> lock(g_.mutex);  // the pool is shared
-        check(vkAllocateCommandBuffers(g_.device, &ai, &open_), g_.name() + ": vkAllocateCommandBuffers");
+        check(vkAllocateCommandBuffers(g_.device, &ai, &open_),
+              g_.name() + ": vkAllocateCommandBuffers");
       }
       VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
       bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -272,7 +283,8 @@ class VulkanBackend : public Backend {
   // Everything before (compute, transfers, host writes) finishes and is visible to `dst_stage`.
   static void barrier(VkCommandBuffer cb, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
+    mb.srcAccessMask =
+        VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
     mb.dstAccessMask = dst;
     vkCmdPipelineBarrier(cb,
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
@@ -314,9 +326,10 @@ VkKernels::VkKernels(VulkanBackend &backend, const std::vector<const compiler::K
       for (const auto &p : k->params) {
         uint64_t bytes = static_cast<uint64_t>(p.elements) * tile::dtype_size(p.dtype);
         if (bytes > lim.maxStorageBufferRange || p.elements > std::numeric_limits<int32_t>::max())
-          throw tile::Error("error: " + g_.label() + ": tensor '" + p.name + "' of kernel " + k->name + " is " +
-                            std::to_string(bytes) +
-                            " bytes, more than one storage buffer can bind on this device (maxStorageBufferRange " +
+          throw tile::Error("error: " + g_.label() + ": tensor '" + p.name + "' of kernel " +
+                            k->name + " is " + std::to_string(bytes) +
+                            " bytes, more than one storage buffer can bind on this device "
+                            "(maxStorageBufferRange " +
                             std::to_string(lim.maxStorageBufferRange) + " bytes)");
       }
       vulkan::KernelSource src = vulkan::kernel_source(*k);
@@ -328,14 +341,17 @@ VkKernels::VkKernels(VulkanBackend &backend, const std::vector<const compiler::K
       if (launch.dims > 0 && !launch.driver_local) {
         // The schedule's work-group shape, as it is.
         if (launch.workgroup_size() > lim.maxComputeWorkGroupInvocations)
-          throw tile::Error("error: " + g_.label() + ": kernel " + k->name + " has work-groups of " +
-                            std::to_string(launch.workgroup_size()) + " invocations, more than the device's " +
+          throw tile::Error("error: " + g_.label() + ": kernel " + k->name +
+                            " has work-groups of " + std::to_string(launch.workgroup_size()) +
+                            " invocations, more than the device's " +
                             std::to_string(lim.maxComputeWorkGroupInvocations));
         for (int i = 0; i < 3; ++i) {
-          if (launch.local[i] > lim.maxComputeWorkGroupSize[i] || launch.groups[i] > lim.maxComputeWorkGroupCount[i])
+          if (launch.local[i] > lim.maxComputeWorkGroupSize[i] ||
+              launch.groups[i] > lim.maxComputeWorkGroupCount[i])
             throw tile::Error("error: " + g_.label() + ": kernel " + k->name + " needs " +
-                              std::to_string(launch.groups[i]) + " work-groups of " + std::to_string(launch.local[i]) +
-                              " in dimension " + std::to_string(i) + ", more than the device can dispatch");
+                              std::to_string(launch.groups[i]) + " work-groups of " +
+                              std::to_string(launch.local[i]) + " in dimension " +
+                              std::to_string(i) + ", more than the device can dispatch");
           groups[i] = static_cast<uint64_t>(launch.groups[i]);
         }
         empty = groups[0] * groups[1] * groups[2] == 0;
@@ -350,7 +366,8 @@ VkKernels::VkKernels(VulkanBackend &backend, const std::vector<const compiler::K
         groups[0] = std::min<uint64_t>(count, lim.maxComputeWorkGroupCount[0]);
         groups[1] = (count + groups[0] - 1) / groups[0];
         if (groups[1] > lim.maxComputeWorkGroupCount[1])
-          throw tile::Error("error: " + g_.label() + ": kernel " + k->name + " needs " + std::to_string(count) +
+          throw tile::Error("error: " + g_.label() + ": kernel " + k->name + " needs " +
+                            std::to_string(count) +
                             " work-groups, more than the device can dispatch");
       }
       if (!empty) {
@@ -372,14 +389,16 @@ VkKernels::VkKernels(VulkanBackend &backend, const std::vector<const compiler::K
   pi.maxSets = sets;
   pi.poolSizeCount = texel_descriptors > 0 ? 2 : 1;
   pi.pPoolSizes = sizes;
-  check(vkCreateDescriptorPool(g_.device, &pi, nullptr, &pool_), g_.name() + ": vkCreateDescriptorPool");
+  check(vkCreateDescriptorPool(g_.device, &pi, nullptr, &pool_),
+        g_.name() + ": vkCreateDescriptorPool");
   for (auto &d : dispatches_) {
     if (!d.pipeline) continue;
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     ai.descriptorPool = pool_;
     ai.descriptorSetCount = 1;
     ai.pSetLayouts = &d.pipeline->set_layout;
-    check(vkAllocateDescriptorSets(g_.device, &ai, &d.set), g_.name() + ": vkAllocateDescriptorSets");
+    check(vkAllocateDescriptorSets(g_.device, &ai, &d.set),
+          g_.name() + ": vkAllocateDescriptorSets");
   }
 }
 
@@ -418,7 +437,8 @@ void VkKernels::bind(Dispatch &d, const std::vector<DeviceBuffer *> &args) {
     w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
     w.pTexelBufferView = &views[j];
   }
-  vkUpdateDescriptorSets(g_.device, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  vkUpdateDescriptorSets(g_.device, static_cast<uint32_t>(writes.size()), writes.data(), 0,
+                         nullptr);
   d.bound = std::move(ids);
 }
 
@@ -428,7 +448,8 @@ void VkKernels::launch(size_t index, const std::vector<DeviceBuffer *> &args) {
   bind(d, args);
   VkCommandBuffer cb = backend_.commands();
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->pipeline);
-  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->layout, 0, 1, &d.set, 0, nullptr);
+  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline->layout, 0, 1, &d.set, 0,
+                          nullptr);
   vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
   d.recorded_in = backend_.serial();
 }
@@ -439,8 +460,8 @@ int vulkan_device_count() { return static_cast<int>(vulkan::all_gpus().size()); 
 
 std::string vulkan_device_description(int index) {
   const Gpu &g = *vulkan::all_gpus().at(index);
-  return "Vulkan " + g.facts.at("device") + " (" + g.facts.at("vendor") + ", " + g.facts.at("driver_version") +
-         ", Vulkan " + g.facts.at("api_version") + ")";
+  return "Vulkan " + g.facts.at("device") + " (" + g.facts.at("vendor") + ", " +
+         g.facts.at("driver_version") + ", Vulkan " + g.facts.at("api_version") + ")";
 }
 
 Backend &vulkan_backend(int index) {

@@ -32,8 +32,8 @@ const char *result_name(VkResult r) {
 }
 
 std::string version_string(uint32_t v) {
-  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
-         std::to_string(VK_API_VERSION_PATCH(v));
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
+         "." + std::to_string(VK_API_VERSION_PATCH(v));
 }
 
 std::string vendor_name(uint32_t id) {
@@ -73,7 +73,8 @@ std::vector<const char *> debug_layers() {
   std::vector<VkLayerProperties> layers(n);
   vkEnumerateInstanceLayerProperties(&n, layers.data());
   for (const auto &l : layers)
-    if (std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0) return {"VK_LAYER_KHRONOS_validation"};
+    if (std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0)
+      return {"VK_LAYER_KHRONOS_validation"};
   return {};
 #endif
 }
@@ -90,7 +91,8 @@ VkInstance instance() {
     info.enabledLayerCount = static_cast<uint32_t>(layers.size());
     info.ppEnabledLayerNames = layers.data();
     VkInstance i = VK_NULL_HANDLE;
-    if (vkCreateInstance(&info, nullptr, &i) != VK_SUCCESS) return VkInstance(VK_NULL_HANDLE);  // no driver
+    if (vkCreateInstance(&info, nullptr, &i) != VK_SUCCESS)
+      return VkInstance(VK_NULL_HANDLE);  // no driver
     return i;
   }();
   return inst;
@@ -228,7 +230,8 @@ std::vector<std::unique_ptr<Gpu>> &all_gpus() {
 Gpu &open_gpu(int index) {
   auto &all = all_gpus();
   if (index < 0 || index >= static_cast<int>(all.size()))
-    throw tile::Error("error: no Vulkan device vulkan:" + std::to_string(index) + " on this machine");
+    throw tile::Error("error: no Vulkan device vulkan:" + std::to_string(index) +
+                      " on this machine");
   Gpu &g = *all[index];
   std::lock_guard<std::recursive_mutex> lock(g.mutex);
   if (g.device) return g;
@@ -239,7 +242,8 @@ Gpu &open_gpu(int index) {
   pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   check(vkCreateCommandPool(g.device, &pool, nullptr, &g.pool), g.name() + ": vkCreateCommandPool");
   VkPipelineCacheCreateInfo cache{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-  check(vkCreatePipelineCache(g.device, &cache, nullptr, &g.cache), g.name() + ": vkCreatePipelineCache");
+  check(vkCreatePipelineCache(g.device, &cache, nullptr, &g.cache),
+        g.name() + ": vkCreatePipelineCache");
   return g;
 }
 
@@ -251,29 +255,36 @@ constexpr const char *kSpirvKind = "vulkan-spirv";
 std::vector<uint32_t> spirv_for(Gpu &g, const KernelSource &src, BinaryStore *binaries) {
   std::string key = "api " + std::to_string(g.api_version) + "\n" + src.source;
   if (binaries)
-    if (auto found = binaries->find(kSpirvKind, key); found && !found->empty() && found->size() % 4 == 0) {
+    if (auto found = binaries->find(kSpirvKind, key);
+        found && !found->empty() && found->size() % 4 == 0) {
       std::vector<uint32_t> words(found->size() / 4);
       std::memcpy(words.data(), found->data(), found->size());
-      if (words[0] == 0x07230203u) return words;  // the SPIR-V magic number; anything else is rebuilt
+      if (words[0] == 0x07230203u)
+        return words;  // the SPIR-V magic number; anything else is rebuilt
     }
-  std::vector<uint32_t> spirv = compile_glsl(src.source, g.api_version, g.label() + ": kernel " + src.name);
+  std::vector<uint32_t> spirv =
+      compile_glsl(src.source, g.api_version, g.label() + ": kernel " + src.name);
   ++g.shader_compiles;
   if (binaries)
-    binaries->store(kSpirvKind, key, std::string(reinterpret_cast<const char *>(spirv.data()), spirv.size() * 4));
+    binaries->store(kSpirvKind, key,
+                    std::string(reinterpret_cast<const char *>(spirv.data()), spirv.size() * 4));
   return spirv;
 }
 
 }  // namespace
 
-const Pipeline &pipeline_for(Gpu &g, const KernelSource &src, uint32_t local_size, BinaryStore *binaries) {
-  std::string key = std::to_string(local_size) + "/" + std::to_string(src.invocations) + "\n" + src.source;
+const Pipeline &pipeline_for(Gpu &g, const KernelSource &src, uint32_t local_size,
+                             BinaryStore *binaries) {
+  std::string key =
+      std::to_string(local_size) + "/" + std::to_string(src.invocations) + "\n" + src.source;
   if (auto it = g.pipelines.find(key); it != g.pipelines.end()) return it->second;
   Pipeline p;
   std::vector<uint32_t> spirv = spirv_for(g, src, binaries);
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   mi.codeSize = spirv.size() * sizeof(uint32_t);
   mi.pCode = spirv.data();
-  check(vkCreateShaderModule(g.device, &mi, nullptr, &p.module), g.name() + ": vkCreateShaderModule");
+  check(vkCreateShaderModule(g.device, &mi, nullptr, &p.module),
+        g.name() + ": vkCreateShaderModule");
 
   // One storage buffer per kernel parameter, then the texel buffer views.
   auto storage = static_cast<uint32_t>(src.buffers);
@@ -281,21 +292,25 @@ const Pipeline &pipeline_for(Gpu &g, const KernelSource &src, uint32_t local_siz
   std::vector<VkDescriptorSetLayoutBinding> b(bindings);
   for (uint32_t i = 0; i < bindings; ++i) {
     b[i].binding = i;
-    b[i].descriptorType = i < storage ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+    b[i].descriptorType =
+        i < storage ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
     b[i].descriptorCount = 1;
     b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
   VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   li.bindingCount = bindings;
   li.pBindings = b.data();
-  check(vkCreateDescriptorSetLayout(g.device, &li, nullptr, &p.set_layout), g.name() + ": vkCreateDescriptorSetLayout");
+  check(vkCreateDescriptorSetLayout(g.device, &li, nullptr, &p.set_layout),
+        g.name() + ": vkCreateDescriptorSetLayout");
   VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   pli.setLayoutCount = 1;
   pli.pSetLayouts = &p.set_layout;
-  check(vkCreatePipelineLayout(g.device, &pli, nullptr, &p.layout), g.name() + ": vkCreatePipelineLayout");
+  check(vkCreatePipelineLayout(g.device, &pli, nullptr, &p.layout),
+        g.name() + ": vkCreatePipelineLayout");
 
   uint32_t values[2] = {local_size, static_cast<uint32_t>(src.invocations)};
-  VkSpecializationMapEntry entries[2] = {{kLocalSizeId, 0, sizeof(uint32_t)}, {kCountId, sizeof(uint32_t), sizeof(uint32_t)}};
+  VkSpecializationMapEntry entries[2] = {{kLocalSizeId, 0, sizeof(uint32_t)},
+                                         {kCountId, sizeof(uint32_t), sizeof(uint32_t)}};
   VkSpecializationInfo spec{2, entries, sizeof values, values};
   VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};

@@ -44,7 +44,7 @@ struct Gpu {
   VkCommandPool pool = VK_NULL_HANDLE;
   VkPipelineCache cache = VK_NULL_HANDLE;
   std::set<std::string> cache_loaded;  // kernel cache files whose pipeline cache data was merged in
-  bool cache_dirty = false;   // pipelines added since the data was last stored
+  bool cache_dirty = false;            // pipelines added since the data was last stored
   std::map<std::string, Pipeline> pipelines;  // keyed by source, local size and count
   int shader_compiles = 0;
   std::recursive_mutex mutex;
@@ -64,10 +64,12 @@ void check(VkResult result, const std::string &what);
 /// The pipeline for `src` with `local_size` invocations per work-group, made on first use from
 /// SPIR-V that `binaries` (may be null) holds or that shaderc compiles (and `binaries` then keeps).
 /// Call with gpu.mutex held.
-const Pipeline &pipeline_for(Gpu &gpu, const KernelSource &src, uint32_t local_size, BinaryStore *binaries);
+const Pipeline &pipeline_for(Gpu &gpu, const KernelSource &src, uint32_t local_size,
+                             BinaryStore *binaries);
 
 /// Merges the pipeline cache data `binaries` holds for this device into its pipeline cache, once
-/// per kernel cache file and process; data of another device or driver is ignored with a warning. Call with gpu.mutex held.
+/// per kernel cache file and process; data of another device or driver is ignored with a warning.
+/// Call with gpu.mutex held.
 void load_pipeline_cache(Gpu &gpu, BinaryStore *binaries);
 /// Stores the pipeline cache's data in `binaries` when pipelines were added since it was last
 /// stored. Call with gpu.mutex held.

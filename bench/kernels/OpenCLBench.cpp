@@ -1,7 +1,7 @@
 // SGEMM on `opencl:0` (Tessera's OpenCL backend, with the cost model alone and tuned) beside
 // CLBlast's SGEMM on the same OpenCL device (its own context and queue) in the same binary;
-// OpenBLAS on the CPU is BM_Sgemm_OpenBLAS in KernelBench.cpp. Both OpenCL sides time the same work per iteration: upload
-// A and B, the product, download C. items/s counters are FLOP/s.
+// OpenBLAS on the CPU is BM_Sgemm_OpenBLAS in KernelBench.cpp. Both OpenCL sides time the same work
+// per iteration: upload A and B, the product, download C. items/s counters are FLOP/s.
 #include <CL/cl.h>
 #include <clblast_c.h>
 
@@ -32,7 +32,8 @@ void sgemm_tessera_opencl(benchmark::State &state, bool tuned) {
   if (std::find(names.begin(), names.end(), "opencl:0") == names.end())
     return state.SkipWithError("no opencl:0 on this machine");
   tessera::TensorMap inputs = {{"A", random_matrix(n, 1)}, {"B", random_matrix(n, 2)}};
-  auto program = tessera::tile::parse_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }");
+  auto program = tessera::tile::parse_program(
+      "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }");
   auto bound = tessera::tile::bind(program, {{"A", inputs["A"].type()}, {"B", inputs["B"].type()}});
   tessera::CompileOptions options;
   options.policy = tuned ? tessera::TunePolicy::Online : tessera::TunePolicy::Off;
@@ -43,14 +44,16 @@ void sgemm_tessera_opencl(benchmark::State &state, bool tuned) {
   for (auto _ : state) benchmark::DoNotOptimize(exe->run(inputs));
   state.SetItemsProcessed(static_cast<int64_t>(2.0 * n * n * n) * state.iterations());
   std::string label = devices.create("opencl:0")->info().facts.at("device");
-  if (tuned && !exe->report().kernels.empty()) label += " " + exe->report().kernels.front().schedule;
+  if (tuned && !exe->report().kernels.empty())
+    label += " " + exe->report().kernels.front().schedule;
   state.SetLabel(label);
 }
 void BM_Sgemm_Tessera_OpenCL(benchmark::State &state) { sgemm_tessera_opencl(state, false); }
 void BM_Sgemm_Tessera_OpenCLTuned(benchmark::State &state) { sgemm_tessera_opencl(state, true); }
 
 void check(cl_int err, const char *what) {
-  if (err != CL_SUCCESS) throw std::runtime_error(std::string(what) + " failed with " + std::to_string(err));
+  if (err != CL_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed with " + std::to_string(err));
 }
 
 void BM_Sgemm_CLBlast(benchmark::State &state) {
@@ -73,12 +76,17 @@ void BM_Sgemm_CLBlast(benchmark::State &state) {
   cl_mem dc = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
   check(err, "clCreateBuffer");
   auto once = [&] {
-    check(clEnqueueWriteBuffer(queue, da, CL_FALSE, 0, bytes, a.data(), 0, nullptr, nullptr), "write A");
-    check(clEnqueueWriteBuffer(queue, db, CL_FALSE, 0, bytes, b.data(), 0, nullptr, nullptr), "write B");
-    CLBlastStatusCode s = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, n, n, n, 1.0f, da, 0,
-                                       n, db, 0, n, 0.0f, dc, 0, n, &queue, nullptr);
-    if (s != CLBlastSuccess) throw std::runtime_error("CLBlastSgemm failed with " + std::to_string(s));
-    check(clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, bytes, c.data(), 0, nullptr, nullptr), "read C");
+    check(clEnqueueWriteBuffer(queue, da, CL_FALSE, 0, bytes, a.data(), 0, nullptr, nullptr),
+          "write A");
+    check(clEnqueueWriteBuffer(queue, db, CL_FALSE, 0, bytes, b.data(), 0, nullptr, nullptr),
+          "write B");
+    CLBlastStatusCode s =
+        CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, n, n, n, 1.0f,
+                     da, 0, n, db, 0, n, 0.0f, dc, 0, n, &queue, nullptr);
+    if (s != CLBlastSuccess)
+      throw std::runtime_error("CLBlastSgemm failed with " + std::to_string(s));
+    check(clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, bytes, c.data(), 0, nullptr, nullptr),
+          "read C");
   };
   once();  // CLBlast compiles its kernels on first use
   for (auto _ : state) once();
@@ -90,6 +98,14 @@ void BM_Sgemm_CLBlast(benchmark::State &state) {
 
 }  // namespace
 
-BENCHMARK(BM_Sgemm_Tessera_OpenCL)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Sgemm_Tessera_OpenCLTuned)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sgemm_Tessera_OpenCL)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Sgemm_Tessera_OpenCLTuned)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_Sgemm_CLBlast)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();

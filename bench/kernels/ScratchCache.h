@@ -11,7 +11,8 @@ namespace tessera::bench {
 
 inline std::string scratch_cache() {
   static const std::string path = [] {
-    auto p = std::filesystem::temp_directory_path() / ("tessera-bench-" + std::to_string(::getpid()) + ".db");
+    auto p = std::filesystem::temp_directory_path() /
+             ("tessera-bench-" + std::to_string(::getpid()) + ".db");
     std::filesystem::remove(p);
     return p.string();
   }();

@@ -7,9 +7,9 @@
 #include <benchmark/benchmark.h>
 
 #include "backends/Registry.h"
-#include "bench/kernels/RandomMatrix.h"
-#include "backends/vulkan/VulkanContext.h"
 #include "backends/vulkan/VulkanBackend.h"
+#include "backends/vulkan/VulkanContext.h"
+#include "bench/kernels/RandomMatrix.h"
 #include "tile/Parser.h"
 
 namespace {
@@ -21,7 +21,8 @@ using tessera::bench::random_matrix;
 void BM_Sgemm_Vulkan(benchmark::State &state) {
   if (tessera::vulkan_device_count() == 0) return state.SkipWithError("no Vulkan device");
   int64_t n = state.range(0);
-  auto program = tessera::tile::parse_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }");
+  auto program = tessera::tile::parse_program(
+      "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }");
   auto bound = tessera::tile::bind(program, {{"A", {tessera::tile::DType::Float32, {n, n}}},
                                              {"B", {tessera::tile::DType::Float32, {n, n}}}});
   auto device = tessera::builtin_devices().create("vulkan:0");
@@ -46,12 +47,15 @@ std::string fma_shader() {
       "layout(std430, set = 0, binding = 0) buffer tsr_b0 { float result[]; };\n"
       "layout(std430, set = 0, binding = 1) readonly buffer tsr_b1 { float factor[]; };\n"
       "void main() {\n"
-      "  uint id = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;\n"
+      "  uint id = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * "
+      "gl_WorkGroupSize.x;\n"
       "  if (id >= TSR_COUNT) return;\n"
       "  float y = factor[0], x = float(id) * 1e-6;\n";  // y loaded: nothing folds
-  for (int c = 0; c < kChains; ++c) s += "  float a" + std::to_string(c) + " = x + " + std::to_string(c) + ".0;\n";
+  for (int c = 0; c < kChains; ++c)
+    s += "  float a" + std::to_string(c) + " = x + " + std::to_string(c) + ".0;\n";
   s += "  for (int i = 0; i < " + std::to_string(kIterations) + "; ++i) {\n";
-  for (int c = 0; c < kChains; ++c) s += "    a" + std::to_string(c) + " = fma(a" + std::to_string(c) + ", y, x);\n";
+  for (int c = 0; c < kChains; ++c)
+    s += "    a" + std::to_string(c) + " = fma(a" + std::to_string(c) + ", y, x);\n";
   s += "  }\n  result[id] = a0";
   for (int c = 1; c < kChains; ++c) s += " + a" + std::to_string(c);
   return s + ";\n}\n";
@@ -81,9 +85,11 @@ void BM_FmaRoofline_Vulkan(benchmark::State &state) {
     vkGetBufferMemoryRequirements(g.device, buffers[i], &req);
     VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     ai.allocationSize = req.size;
-    VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    VkMemoryPropertyFlags want =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     for (uint32_t t = 0; t < g.memory.memoryTypeCount; ++t)
-      if ((req.memoryTypeBits & (1u << t)) && (g.memory.memoryTypes[t].propertyFlags & want) == want) {
+      if ((req.memoryTypeBits & (1u << t)) &&
+          (g.memory.memoryTypes[t].propertyFlags & want) == want) {
         ai.memoryTypeIndex = t;
         break;
       }
@@ -108,7 +114,8 @@ void BM_FmaRoofline_Vulkan(benchmark::State &state) {
   dai.pSetLayouts = &p.set_layout;
   VkDescriptorSet set;
   check(vkAllocateDescriptorSets(g.device, &dai, &set), "vkAllocateDescriptorSets");
-  VkDescriptorBufferInfo infos[2] = {{buffers[0], 0, VK_WHOLE_SIZE}, {buffers[1], 0, VK_WHOLE_SIZE}};
+  VkDescriptorBufferInfo infos[2] = {{buffers[0], 0, VK_WHOLE_SIZE},
+                                     {buffers[1], 0, VK_WHOLE_SIZE}};
   VkWriteDescriptorSet writes[2];
   for (int i = 0; i < 2; ++i) {
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
@@ -144,7 +151,8 @@ void BM_FmaRoofline_Vulkan(benchmark::State &state) {
     check(vkWaitForFences(g.device, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
     check(vkResetFences(g.device, 1, &fence), "vkResetFences");
   }
-  state.SetItemsProcessed(static_cast<int64_t>(2.0 * kChains * kIterations * kInvocations) * state.iterations());
+  state.SetItemsProcessed(static_cast<int64_t>(2.0 * kChains * kIterations * kInvocations) *
+                          state.iterations());
   state.SetLabel(g.facts.at("device"));
 
   vkDestroyFence(g.device, fence, nullptr);

@@ -44,8 +44,11 @@ std::vector<Schedule> gpu_candidates(const ContractionNest &n, const Target &tar
   std::vector<int> widths = {base.vector_width};
   if (v >= 0 && base.vector_width >= 4) widths.push_back(base.vector_width / 2);
   std::vector<int64_t> row_tiles = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16};
-  std::vector<std::vector<int64_t>> shapes = wide ? std::vector<std::vector<int64_t>>{{1, 1}, {4, 1}, {8, 1}, {16, 1}, {32, 1}, {64, 1}, {16, 2}}
-                                                  : std::vector<std::vector<int64_t>>{{8, 8}, {16, 8}, {16, 16}, {32, 8}, {64, 1}, {32, 4}};
+  std::vector<std::vector<int64_t>> shapes =
+      wide
+          ? std::vector<std::vector<int64_t>>{{1, 1},  {4, 1},  {8, 1}, {16, 1},
+                                              {32, 1}, {64, 1}, {16, 2}}
+          : std::vector<std::vector<int64_t>>{{8, 8}, {16, 8}, {16, 16}, {32, 8}, {64, 1}, {32, 4}};
   bool reduces = n.indices.size() > n.outputs();
   // Vectors (scalar columns where the width is 1) per work-item along the vector index; Vulkan's
   // scalar tiles go to 16 columns (four texels of four, GlslSource.h).

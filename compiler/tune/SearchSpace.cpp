@@ -55,7 +55,8 @@ std::vector<Schedule> contraction_candidates(const ContractionNest &interior, co
         }
     }
   }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto &a, const auto &b) { return a.first > b.first; });
   std::vector<Schedule> out;
   for (auto &[score, s] : scored) out.push_back(std::move(s));
   return out;
@@ -86,7 +87,8 @@ std::vector<Schedule> candidates(const ContractionNest &nest, const Target &targ
   bool reduces = interior.indices.size() > interior.outputs();
   std::vector<Schedule> more;
   if (target.backend == "llvm" && !interior.empty && base.vector_index >= 0)
-    more = reduces ? contraction_candidates(interior, base, target) : elementwise_candidates(interior, base);
+    more = reduces ? contraction_candidates(interior, base, target)
+                   : elementwise_candidates(interior, base);
   for (auto &s : more)
     if (std::find(all.begin(), all.end(), s) == all.end()) all.push_back(std::move(s));
   return all;

@@ -18,7 +18,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using tile::DType;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 template <typename T>
 T load(const std::byte *p, size_t i) {
@@ -69,12 +71,17 @@ std::vector<std::byte> make_input(const BufferParam &p, uint64_t seed) {
   std::vector<std::byte> b;
   size_t n = static_cast<size_t>(p.elements);
   switch (p.dtype) {
-    case DType::Float16: fill<_Float16>(b, n, seed, [](uint64_t i) { return static_cast<_Float16>(0.5 + unit(i)); }); break;
-    case DType::Float32: fill<float>(b, n, seed, [](uint64_t i) { return static_cast<float>(0.5 + unit(i)); }); break;
+    case DType::Float16:
+      fill<_Float16>(b, n, seed, [](uint64_t i) { return static_cast<_Float16>(0.5 + unit(i)); });
+      break;
+    case DType::Float32:
+      fill<float>(b, n, seed, [](uint64_t i) { return static_cast<float>(0.5 + unit(i)); });
+      break;
     case DType::Float64: fill<double>(b, n, seed, [](uint64_t i) { return 0.5 + unit(i); }); break;
     default: {
       b.assign(n * tile::dtype_size(p.dtype), std::byte{0});
-      for (size_t i = 0; i < n; ++i) b[i * tile::dtype_size(p.dtype)] = static_cast<std::byte>(mix(seed + i) % 4);
+      for (size_t i = 0; i < n; ++i)
+        b[i * tile::dtype_size(p.dtype)] = static_cast<std::byte>(mix(seed + i) % 4);
     }
   }
   return b;
@@ -107,10 +114,12 @@ std::string difference(const Kernel &k, const Measurement &ref, const Measuremen
       }
     for (size_t i = 0; i < n; ++i) {
       double x = element(p.dtype, a.data(), i), y = element(p.dtype, b.data(), i);
-      bool same = floating ? (std::isnan(x) && std::isnan(y)) || x == y || std::fabs(x - y) <= tol * std::max(scale, 1e-30)
+      bool same = floating ? (std::isnan(x) && std::isnan(y)) || x == y ||
+                                 std::fabs(x - y) <= tol * std::max(scale, 1e-30)
                            : x == y;
       if (!same)
-        return p.name + "[" + std::to_string(i) + "] = " + std::to_string(y) + ", untuned gives " + std::to_string(x);
+        return p.name + "[" + std::to_string(i) + "] = " + std::to_string(y) + ", untuned gives " +
+               std::to_string(x);
     }
   }
   return "";
@@ -125,13 +134,14 @@ constexpr int kConfirmRounds = 2;
 constexpr double kConfirmMargin = 0.03;
 
 /// The finished kernel of `nest` under `s`, with the untuned kernel's name and params.
-Kernel candidate(const ContractionNest &nest, const Kernel &untuned, const Schedule &s, const Target &target) {
+Kernel candidate(const ContractionNest &nest, const Kernel &untuned, const Schedule &s,
+                 const Target &target) {
   return finish_kernel(Kernel{untuned.name, untuned.params, apply_schedule(nest, s)}, target);
 }
 
 void confirm_winner(const ContractionNest &nest, const Kernel &untuned, const Schedule &model,
-                    const std::vector<std::vector<std::byte>> &inputs, int runs, const Target &target,
-                    KernelBench &bench, TuneResult &result) {
+                    const std::vector<std::vector<std::byte>> &inputs, int runs,
+                    const Target &target, KernelBench &bench, TuneResult &result) {
   Kernel winner = candidate(nest, untuned, result.best, target);
   double u = std::numeric_limits<double>::infinity(), w = u;
   for (int round = 0; round < kConfirmRounds; ++round) {
@@ -161,7 +171,8 @@ TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const
   const auto start = Clock::now();
   std::vector<std::vector<std::byte>> inputs;
   for (size_t i = 0; i < untuned.params.size(); ++i)
-    if (!untuned.params[i].is_output) inputs.push_back(make_input(untuned.params[i], 1000003ULL * (i + 1)));
+    if (!untuned.params[i].is_output)
+      inputs.push_back(make_input(untuned.params[i], 1000003ULL * (i + 1)));
 
   TuneResult result;
   Measurement reference = bench.measure(untuned, inputs, 1, 3);
@@ -178,7 +189,9 @@ TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const
   if (on_trial) on_trial(result.trials.back(), result);
 
   for (const auto &s : candidates(nest, target)) {
-    if (static_cast<int>(result.trials.size()) >= budget.max_trials || seconds_since(start) >= budget.max_seconds) break;
+    if (static_cast<int>(result.trials.size()) >= budget.max_trials ||
+        seconds_since(start) >= budget.max_seconds)
+      break;
     if (s == model) continue;
     Trial trial{s, Trial::Outcome::Ok, 0, ""};
     try {
@@ -198,7 +211,8 @@ TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const
     result.trials.push_back(std::move(trial));
     if (on_trial) on_trial(result.trials.back(), result);
   }
-  if (!(result.best == model)) confirm_winner(nest, untuned, model, inputs, runs, target, bench, result);
+  if (!(result.best == model))
+    confirm_winner(nest, untuned, model, inputs, runs, target, bench, result);
   return result;
 }
 

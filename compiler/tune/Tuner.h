@@ -17,8 +17,9 @@ namespace tessera::compiler::tune {
 
 /// What a device reports for one timed kernel.
 struct Measurement {
-  std::vector<double> seconds;                    // each timed run
-  std::vector<std::vector<std::byte>> outputs;    // after the last run, one per output param, param order
+  std::vector<double> seconds;  // each timed run
+  std::vector<std::vector<std::byte>>
+      outputs;  // after the last run, one per output param, param order
 };
 
 /// Runs finished loop IR kernels on a device for the tuner (runtime/KernelBench.h implements it for
@@ -26,10 +27,11 @@ struct Measurement {
 class KernelBench {
  public:
   virtual ~KernelBench() = default;
-  /// Builds `kernel` (throws tile::Error, with the driver's log where there is one, when it does not
-  /// build), then runs it `warmup` times and `runs` timed times and waits for each. `inputs` holds the
-  /// bytes of every non-output param in param order; outputs are zeroed before every run.
-  virtual Measurement measure(const Kernel &kernel, const std::vector<std::vector<std::byte>> &inputs, int warmup,
+  /// Builds `kernel` (throws tile::Error, with the driver's log where there is one, when it does
+  /// not build), then runs it `warmup` times and `runs` timed times and waits for each. `inputs`
+  /// holds the bytes of every non-output param in param order; outputs are zeroed before every run.
+  virtual Measurement measure(const Kernel &kernel,
+                              const std::vector<std::vector<std::byte>> &inputs, int warmup,
                               int runs) = 0;
 };
 
@@ -57,10 +59,11 @@ struct TuneResult {
 using TrialCallback = std::function<void(const Trial &, const TuneResult &so_far)>;
 
 /// Tunes the kernel of `nest` on `bench`. `untuned` is the kernel under the cost model's schedule
-/// `model`, finished for `target` (compiler/Finish.h) as every candidate is: timed first, its output is the reference every other candidate must match; candidates
-/// keep its name and parameters. A winner other than `model` is timed again against it, in
-/// alternation, and kept only when it is still at least 3% faster (TuneResult then holds those
-/// times). Throws tile::Error when the untuned kernel fails to build or run.
+/// `model`, finished for `target` (compiler/Finish.h) as every candidate is: timed first, its
+/// output is the reference every other candidate must match; candidates keep its name and
+/// parameters. A winner other than `model` is timed again against it, in alternation, and kept only
+/// when it is still at least 3% faster (TuneResult then holds those times). Throws tile::Error when
+/// the untuned kernel fails to build or run.
 TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const Schedule &model,
                        const Target &target, KernelBench &bench, const Budget &budget,
                        const TrialCallback &on_trial = {});

@@ -41,13 +41,15 @@ HostTensor random_tensor(std::vector<int64_t> shape, std::mt19937 &rng) {
 }
 
 // The same computation as plain loops: the independent reference.
-double reference(const HostTensor &Q, const HostTensor &K, const HostTensor &V, int64_t b, int64_t s, int64_t e) {
+double reference(const HostTensor &Q, const HostTensor &K, const HostTensor &V, int64_t b,
+                 int64_t s, int64_t e) {
   int64_t S = Q.shape()[1], D = Q.shape()[2], T = K.shape()[1], E = V.shape()[2];
   std::vector<double> w(T);
   double peak = -INFINITY, total = 0, out = 0;
   for (int64_t t = 0; t < T; ++t) {
     double dot = 0;
-    for (int64_t d = 0; d < D; ++d) dot += Q.as<float>()[(b * S + s) * D + d] * K.as<float>()[(b * T + t) * D + d];
+    for (int64_t d = 0; d < D; ++d)
+      dot += Q.as<float>()[(b * S + s) * D + d] * K.as<float>()[(b * T + t) * D + d];
     w[t] = dot / std::sqrt(static_cast<double>(D));
     peak = std::max(peak, w[t]);
   }
@@ -84,8 +86,9 @@ int main(int argc, char **argv) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t s = 0; s < S; ++s)
       for (int64_t e = 0; e < E; ++e)
-        worst = std::max(worst, std::abs(o.as<float>()[(b * S + s) * E + e] -
-                                         reference(inputs.at("Q"), inputs.at("K"), inputs.at("V"), b, s, e)));
+        worst = std::max(
+            worst, std::abs(o.as<float>()[(b * S + s) * E + e] -
+                            reference(inputs.at("Q"), inputs.at("K"), inputs.at("V"), b, s, e)));
   std::printf("attention on %s: max abs error vs reference loops = %.3g\n", device.c_str(), worst);
   return worst < 1e-5 ? 0 : 1;
 }

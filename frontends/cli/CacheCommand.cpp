@@ -1,4 +1,5 @@
-// `tessera cache stats|list|export FILE|import FILE|clear [--json]`: looks at and moves the kernel cache
+// `tessera cache stats|list|export FILE|import FILE|clear [--json]`: looks at and moves the kernel
+// cache
 // ($TESSERA_CACHE, else the default file; docs/kernel-cache.md).
 #include <algorithm>
 #include <cstdio>
@@ -22,9 +23,7 @@ namespace {
 
 using nlohmann::ordered_json;
 
-std::unique_ptr<KernelCache> open_cache() {
-  return KernelCache::open(KernelCache::default_path());
-}
+std::unique_ptr<KernelCache> open_cache() { return KernelCache::open(KernelCache::default_path()); }
 
 std::string format(const char *fmt, double a) {
   char text[64];
@@ -32,8 +31,8 @@ std::string format(const char *fmt, double a) {
   return text;
 }
 
-/// "backend:device" out of a fingerprint "backend=opencl;...;device=...;..." (cpu= on the LLVM device): enough
-/// to tell devices apart in a table.
+/// "backend:device" out of a fingerprint "backend=opencl;...;device=...;..." (cpu= on the LLVM
+/// device): enough to tell devices apart in a table.
 std::string short_device(const std::string &fingerprint) {
   std::string backend, name;
   std::istringstream in(fingerprint);
@@ -91,18 +90,21 @@ void list(bool json) {
     std::cout << array.dump(2) << "\n";
     return;
   }
-  std::printf("%-24s %-12s %-28s %-8s %6s %11s %11s %8s %9s  %s\n", "kernel", "hash", "device", "version", "trials",
-              "untuned ms", "tuned ms", "speed-up", "GFLOP/s", "schedule");
+  std::printf("%-24s %-12s %-28s %-8s %6s %11s %11s %8s %9s  %s\n", "kernel", "hash", "device",
+              "version", "trials", "untuned ms", "tuned ms", "speed-up", "GFLOP/s", "schedule");
   for (const auto &e : entries) {
     bool timed = e.seconds > 0, both = timed && e.untuned_seconds > 0;
-    std::printf("%-24s %-12s %-28s %-8s %6d %11s %11s %8s %9s  %s\n", e.kernel_name.substr(0, 24).c_str(),
-                e.kernel_hash.substr(0, 12).c_str(), short_device(e.device).c_str(), e.version.c_str(), e.trials,
+    std::printf("%-24s %-12s %-28s %-8s %6d %11s %11s %8s %9s  %s\n",
+                e.kernel_name.substr(0, 24).c_str(), e.kernel_hash.substr(0, 12).c_str(),
+                short_device(e.device).c_str(), e.version.c_str(), e.trials,
                 e.untuned_seconds > 0 ? format("%.3f", e.untuned_seconds * 1e3).c_str() : "-",
                 timed ? format("%.3f", e.seconds * 1e3).c_str() : "-",
                 both ? format("%.2fx", e.untuned_seconds / e.seconds).c_str() : "-",
-                timed && e.flops > 0 ? format("%.1f", e.flops / e.seconds / 1e9).c_str() : "-", e.schedule.c_str());
+                timed && e.flops > 0 ? format("%.1f", e.flops / e.seconds / 1e9).c_str() : "-",
+                e.schedule.c_str());
   }
-  std::printf("%zu schedule%s in %s\n", entries.size(), entries.size() == 1 ? "" : "s", cache->path().c_str());
+  std::printf("%zu schedule%s in %s\n", entries.size(), entries.size() == 1 ? "" : "s",
+              cache->path().c_str());
 }
 
 /// FILE "-" is standard output; a file is written whole or not at all.
@@ -121,7 +123,8 @@ void export_to(const std::string &file, bool json) {
     std::cout << ordered_json({{"file", file}, {"schedules", count}}).dump(2) << "\n";
     return;
   }
-  std::cout << "exported " << count << " schedule" << (count == 1 ? "" : "s") << " to " << file << "\n";
+  std::cout << "exported " << count << " schedule" << (count == 1 ? "" : "s") << " to " << file
+            << "\n";
 }
 
 void import_from(const std::string &file, bool json) {
@@ -130,12 +133,16 @@ void import_from(const std::string &file, bool json) {
   auto cache = open_cache();
   KernelCache::ImportResult r = cache->import_jsonl(in, file);
   if (json) {
-    std::cout << ordered_json({{"file", file}, {"added", r.added}, {"improved", r.improved}, {"kept", r.kept}}).dump(2)
+    std::cout << ordered_json({{"file", file},
+                               {"added", r.added},
+                               {"improved", r.improved},
+                               {"kept", r.kept}})
+                     .dump(2)
               << "\n";
     return;
   }
-  std::cout << "imported " << file << ": " << r.added << " added, " << r.improved << " improved, " << r.kept
-            << " kept (the cache's timing was as good or better)\n";
+  std::cout << "imported " << file << ": " << r.added << " added, " << r.improved << " improved, "
+            << r.kept << " kept (the cache's timing was as good or better)\n";
 }
 
 void clear(bool json) {
@@ -150,14 +157,15 @@ void clear(bool json) {
               << "\n";
     return;
   }
-  std::cout << "cleared " << cache->path() << ": " << before.schedules << " schedules and " << before.binaries
-            << " binaries removed\n";
+  std::cout << "cleared " << cache->path() << ": " << before.schedules << " schedules and "
+            << before.binaries << " binaries removed\n";
 }
 
 }  // namespace
 
 void add_cache_command(CLI::App &app) {
-  CLI::App *cmd = app.add_subcommand("cache", "Look at, export, import or clear the kernel cache ($TESSERA_CACHE)");
+  CLI::App *cmd = app.add_subcommand(
+      "cache", "Look at, export, import or clear the kernel cache ($TESSERA_CACHE)");
   cmd->require_subcommand(1);
   auto json = std::make_shared<bool>(false);
   auto file = std::make_shared<std::string>();
@@ -166,12 +174,15 @@ void add_cache_command(CLI::App &app) {
     s->add_flag("--json", *json, "Print JSON");
     return s;
   };
-  sub("stats", "Counts of schedules, binaries and devices, and the file's size")->callback([json] { stats(*json); });
+  sub("stats", "Counts of schedules, binaries and devices, and the file's size")->callback([json] {
+    stats(*json);
+  });
   sub("list", "Every tuned schedule: times, speed-up, GFLOP/s")->callback([json] { list(*json); });
   CLI::App *exp = sub("export", "Write the schedules as JSON lines to FILE ('-': standard output)");
   exp->add_option("FILE", *file, "The JSON lines file")->required();
   exp->callback([json, file] { export_to(*file, *json); });
-  CLI::App *imp = sub("import", "Add the schedules of a JSON lines file; a better timing in the cache is kept");
+  CLI::App *imp =
+      sub("import", "Add the schedules of a JSON lines file; a better timing in the cache is kept");
   imp->add_option("FILE", *file, "The JSON lines file")->required();
   imp->callback([json, file] { import_from(*file, *json); });
   sub("clear", "Remove every schedule and binary")->callback([json] { clear(*json); });

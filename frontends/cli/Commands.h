@@ -13,7 +13,8 @@ void add_run_command(CLI::App &app);
 void add_devices_command(CLI::App &app);
 /// `tessera lower PROG.tile ...`: prints the loop IR the compiler makes (LowerCommand.cpp).
 void add_lower_command(CLI::App &app);
-/// `tessera grad PROG.tile --wrt A,B [--of C] [-o OUT.tile]`: the gradient as Tile (GradCommand.cpp).
+/// `tessera grad PROG.tile --wrt A,B [--of C] [-o OUT.tile]`: the gradient as Tile
+/// (GradCommand.cpp).
 void add_grad_command(CLI::App &app);
 
 /// `tessera tune PROG.tile ...`: tunes every kernel into the kernel cache (TuneCommand.cpp).

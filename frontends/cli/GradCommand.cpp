@@ -47,7 +47,8 @@ void run_grad(const GradOptions &o) {
 
 void add_grad_command(CLI::App &app) {
   auto options = std::make_shared<GradOptions>();
-  CLI::App *cmd = app.add_subcommand("grad", "Print the gradient of a Tile program as a Tile program");
+  CLI::App *cmd =
+      app.add_subcommand("grad", "Print the gradient of a Tile program as a Tile program");
   cmd->add_option("program", options->program, "The Tile program")->required();
   cmd->add_option("--wrt", options->wrt, "Tensors to differentiate with respect to (A,B)")
       ->required()

@@ -17,7 +17,9 @@ InputFile parse_input_file(const std::string &argument) {
 
 namespace {
 
-[[noreturn]] void fail_typed(const std::string &message) { throw tile::Error("tessera: error: " + message); }
+[[noreturn]] void fail_typed(const std::string &message) {
+  throw tile::Error("tessera: error: " + message);
+}
 
 }  // namespace
 
@@ -92,13 +94,16 @@ std::map<std::string, tile::TensorType> read_spec(const std::string &path) {
   return types;
 }
 
-std::map<std::string, tile::TensorType> typed_inputs(const tile::Program &program, const std::string &path,
-                                                     const std::string &spec, const std::vector<std::string> &ins) {
+std::map<std::string, tile::TensorType> typed_inputs(const tile::Program &program,
+                                                     const std::string &path,
+                                                     const std::string &spec,
+                                                     const std::vector<std::string> &ins) {
   std::map<std::string, tile::TensorType> inputs;
   if (!spec.empty()) inputs = read_spec(spec);
   for (const auto &arg : ins) {
     auto [name, type] = parse_typed_input(arg);
-    if (!program.find_input(name)) fail_typed("--in names '" + name + "', which is not an input of " + path);
+    if (!program.find_input(name))
+      fail_typed("--in names '" + name + "', which is not an input of " + path);
     inputs[name] = type;
   }
   return inputs;

@@ -1,4 +1,5 @@
-// `tessera lower PROG.tile --in NAME=f32[2,3]... | --spec FILE.json [--device D] [--emit tile|loops|source]
+// `tessera lower PROG.tile --in NAME=f32[2,3]... | --spec FILE.json [--device D] [--emit
+// tile|loops|source]
 // [--target generic]`: shows what the compiler makes of a program for a device: the bound program
 // with its fusion, the finished loop IR of every step with its schedule, or the device's source.
 // Schedules are what a run would take now (the kernel cache's, else the cost model's); nothing is
@@ -34,7 +35,9 @@ struct LowerOptions {
   std::string target = "device";
 };
 
-[[noreturn]] void fail(const std::string &message) { throw tile::Error("tessera: error: " + message); }
+[[noreturn]] void fail(const std::string &message) {
+  throw tile::Error("tessera: error: " + message);
+}
 
 std::string fusion_note(const compiler::Step &step) {
   std::string s;
@@ -47,11 +50,14 @@ void lower_command(const LowerOptions &o) {
   if (o.emit != "tile" && o.emit != "loops" && o.emit != "source")
     fail("--emit must be tile, loops or source, not '" + o.emit + "'");
   if (o.target != "device" && o.target != "generic") fail("--target must be device or generic");
-  if (o.target == "generic" && o.emit == "source") fail("--emit source shows a device's code; drop --target generic");
+  if (o.target == "generic" && o.emit == "source")
+    fail("--emit source shows a device's code; drop --target generic");
   tile::Program program = tile::parse_program(tile::read_source_file(o.program));
-  tile::BoundProgram bound = tile::bind(program, typed_inputs(program, o.program, o.spec, o.inputs));
+  tile::BoundProgram bound =
+      tile::bind(program, typed_inputs(program, o.program, o.spec, o.inputs));
   DeviceRegistry registry = builtin_devices();
-  std::unique_ptr<Device> device = registry.create(o.device.empty() ? registry.default_name() : o.device);
+  std::unique_ptr<Device> device =
+      registry.create(o.device.empty() ? registry.default_name() : o.device);
 
   if (o.emit == "source") {
     std::cout << device->source(bound);
@@ -69,13 +75,15 @@ void lower_command(const LowerOptions &o) {
     std::cout << compiler::print_lowered(lowered);
     return;
   }
-  for (const auto &[name, type] : bound.inputs) std::cout << "// input " << name << ": " << type.str() << "\n";
-  for (const auto &s : bound.statements) std::cout << "// " << s.output << ": " << s.type.str() << "\n";
+  for (const auto &[name, type] : bound.inputs)
+    std::cout << "// input " << name << ": " << type.str() << "\n";
+  for (const auto &s : bound.statements)
+    std::cout << "// " << s.output << ": " << s.type.str() << "\n";
   for (const auto &step : lowered.steps) {
     std::string note = fusion_note(step);
     bool host = step.kind == compiler::Step::Kind::Host;
-    std::cout << "// kernel " << (host ? step.host_statement : step.kernel.name) << (host ? " (host)" : "")
-              << (note.empty() ? "" : " fuses " + note) << "\n";
+    std::cout << "// kernel " << (host ? step.host_statement : step.kernel.name)
+              << (host ? " (host)" : "") << (note.empty() ? "" : " fuses " + note) << "\n";
   }
   std::cout << tile::print_program(program);
 }
@@ -87,9 +95,11 @@ void add_lower_command(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand("lower", "Show the compiler's lowering of a Tile program");
   cmd->add_option("program", options->program, "The Tile program (PROG.tile)")->required();
   cmd->add_option("--in", options->inputs, "An input type: NAME=DTYPE[D0,D1,...], e.g. A=f32[2,3]");
-  cmd->add_option("--spec", options->spec, "Input types as JSON: {\"inputs\": {\"A\": {\"dtype\", \"shape\"}}}");
-  cmd->add_option("--device", options->device,
-                  "Device whose loops or source to show (default: $TESSERA_DEVICE or the first device)");
+  cmd->add_option("--spec", options->spec,
+                  "Input types as JSON: {\"inputs\": {\"A\": {\"dtype\", \"shape\"}}}");
+  cmd->add_option(
+      "--device", options->device,
+      "Device whose loops or source to show (default: $TESSERA_DEVICE or the first device)");
   cmd->add_option("--emit", options->emit, "What to print: tile, loops (default) or source");
   cmd->add_option("--target", options->target,
                   "device (default: the device's target) or generic (1 core, 128-bit vectors)");

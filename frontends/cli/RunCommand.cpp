@@ -21,9 +21,9 @@
 #include "frontends/cli/InputSpec.h"
 #include "frontends/cli/RandomInput.h"
 #include "frontends/cli/TuneProgress.h"
+#include "runtime/CompileOptions.h"
 #include "runtime/FileBatch.h"
 #include "runtime/Npy.h"
-#include "runtime/CompileOptions.h"
 #include "tile/Bind.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
@@ -156,10 +156,10 @@ std::vector<ProfiledStep> merge_profiles(const std::vector<RunProfile> &runs) {
   return steps;
 }
 
-/// The profile file: per step its kind, calls per run and median seconds per run. A kernel adds where
-/// its schedule came from and, when the cache was asked, the cache's hash of it (kernels that repeat
-/// in a program share one, and `tessera tune` names them after the first) and its times measured
-/// alone when it was tuned, to hold against its time in the program.
+/// The profile file: per step its kind, calls per run and median seconds per run. A kernel adds
+/// where its schedule came from and, when the cache was asked, the cache's hash of it (kernels that
+/// repeat in a program share one, and `tessera tune` names them after the first) and its times
+/// measured alone when it was tuned, to hold against its time in the program.
 nlohmann::json profile_json(const std::vector<ProfiledStep> &steps, const CompileReport &report,
                             double run_seconds, int runs, const std::string &device) {
   std::map<std::string, const KernelReport *> reported;
@@ -181,8 +181,11 @@ nlohmann::json profile_json(const std::vector<ProfiledStep> &steps, const Compil
     total += median(s.seconds);
     entries.push_back(std::move(e));
   }
-  return {{"device", device},     {"runs", runs}, {"run_seconds", run_seconds},
-          {"steps_seconds", total}, {"steps", std::move(entries)}};
+  return {{"device", device},
+          {"runs", runs},
+          {"run_seconds", run_seconds},
+          {"steps_seconds", total},
+          {"steps", std::move(entries)}};
 }
 
 /// One line for stderr: where the profiled run's time went, by kind of step.
@@ -263,11 +266,13 @@ void run(const RunOptions &options) {
     files.add(options.stats, stats_json(stats, device->info().name).dump(2) + "\n");
   if (profiling)
     files.add(options.profile,
-              profile_json(profiled, report, stats.run_seconds, options.repeat, device->info().name).dump(2) +
+              profile_json(profiled, report, stats.run_seconds, options.repeat, device->info().name)
+                      .dump(2) +
                   "\n");
   files.commit();
   for (const auto &line : lines) std::cout << line << "\n";
-  if (profiling) std::cerr << profile_summary(profiled, stats.run_seconds) << " -> " << options.profile << "\n";
+  if (profiling)
+    std::cerr << profile_summary(profiled, stats.run_seconds) << " -> " << options.profile << "\n";
 }
 
 }  // namespace
@@ -283,8 +288,9 @@ void add_run_command(CLI::App &app) {
   cmd->add_option("--out-dir", options->out_dir,
                   "Directory for the outputs, NAME.npy each (default: current directory)");
   cmd->add_option("--stats", options->stats, "Write compile and run statistics to this JSON file");
-  cmd->add_option("--profile", options->profile,
-                  "Time each kernel, host step and transfer of the runs; write the medians to this JSON file");
+  cmd->add_option(
+      "--profile", options->profile,
+      "Time each kernel, host step and transfer of the runs; write the medians to this JSON file");
   CLI::Option *spec =
       cmd->add_option("--spec", options->spec,
                       "Input types as JSON: {\"inputs\": {\"A\": {\"dtype\", \"shape\"}}}");

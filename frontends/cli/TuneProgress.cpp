@@ -14,8 +14,10 @@ namespace {
 
 std::string duration(double s) {
   char text[32];
-  if (s < 60) std::snprintf(text, sizeof text, "%.0fs", s);
-  else std::snprintf(text, sizeof text, "%.0fm%02.0fs", std::floor(s / 60), std::fmod(s, 60));
+  if (s < 60)
+    std::snprintf(text, sizeof text, "%.0fs", s);
+  else
+    std::snprintf(text, sizeof text, "%.0fm%02.0fs", std::floor(s / 60), std::fmod(s, 60));
   return text;
 }
 
@@ -39,9 +41,10 @@ void TuneProgressBar::operator()(const TuneProgress &p) {
   int width = 24, filled = std::clamp(static_cast<int>(fraction * width), 0, width);
   char best[32];
   std::snprintf(best, sizeof best, "%.3f ms", p.best_seconds * 1e3);
-  std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] kernel " << p.index << "/"
-            << p.count << " " << p.kernel.substr(0, 20) << "  trial " << done << "/" << trials_ << "  best " << best
-            << "  " << duration(elapsed) << " elapsed, ETA " << duration(eta) << "\033[K" << std::flush;
+  std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] kernel "
+            << p.index << "/" << p.count << " " << p.kernel.substr(0, 20) << "  trial " << done
+            << "/" << trials_ << "  best " << best << "  " << duration(elapsed) << " elapsed, ETA "
+            << duration(eta) << "\033[K" << std::flush;
   last_ = p.index;
 }
 

@@ -42,7 +42,8 @@ IndexExpr::IndexExpr(const TensorIndex &index)
 IndexExpr::IndexExpr(tile::PolyPtr p, std::vector<std::shared_ptr<edsl_detail::IndexNode>> indices)
     : poly_(std::move(p)), indices_(std::move(indices)) {}
 
-static std::vector<std::shared_ptr<edsl_detail::IndexNode>> merge(const IndexExpr &a, const IndexExpr &b) {
+static std::vector<std::shared_ptr<edsl_detail::IndexNode>> merge(const IndexExpr &a,
+                                                                  const IndexExpr &b) {
   auto out = a.index_nodes();
   for (const auto &n : b.index_nodes())
     if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
@@ -61,7 +62,8 @@ IndexExpr operator*(const IndexExpr &a, const IndexExpr &b) {
   return IndexExpr(tile::Poly::make_binary(tile::Poly::Kind::Mul, a.poly_, b.poly_), merge(a, b));
 }
 IndexExpr operator/(const IndexExpr &a, const IndexExpr &b) {
-  if (!b.indices_.empty()) throw EdslError("index expressions must be affine: cannot divide by an index variable");
+  if (!b.indices_.empty())
+    throw EdslError("index expressions must be affine: cannot divide by an index variable");
   return IndexExpr(tile::Poly::make_binary(tile::Poly::Kind::Div, a.poly_, b.poly_), merge(a, b));
 }
 IndexExpr operator-(const IndexExpr &a) {
@@ -69,16 +71,25 @@ IndexExpr operator-(const IndexExpr &a) {
   return IndexExpr(tile::Poly::make_unary(tile::Poly::Kind::Neg, a.poly_), a.indices_);
 }
 
-Constraint operator<(const IndexExpr &expr, const TensorDim &bound) { return Constraint{expr, bound.value()}; }
+Constraint operator<(const IndexExpr &expr, const TensorDim &bound) {
+  return Constraint{expr, bound.value()};
+}
 
 // ---- Contractions -----------------------------------------------------------------------------
 
 ContractionInput::ContractionInput(const IndexedTensor &a) : accesses{a} {}
-ContractionInput operator*(const IndexedTensor &a, const IndexedTensor &b) { return {tile::CombOp::Mul, {a, b}}; }
-ContractionInput operator+(const IndexedTensor &a, const IndexedTensor &b) { return {tile::CombOp::Add, {a, b}}; }
-ContractionInput operator==(const IndexedTensor &a, const IndexedTensor &b) { return {tile::CombOp::Eq, {a, b}}; }
+ContractionInput operator*(const IndexedTensor &a, const IndexedTensor &b) {
+  return {tile::CombOp::Mul, {a, b}};
+}
+ContractionInput operator+(const IndexedTensor &a, const IndexedTensor &b) {
+  return {tile::CombOp::Add, {a, b}};
+}
+ContractionInput operator==(const IndexedTensor &a, const IndexedTensor &b) {
+  return {tile::CombOp::Eq, {a, b}};
+}
 ContractionInput cond(const ContractionInput &eq, const IndexedTensor &value) {
-  if (eq.comb != tile::CombOp::Eq) throw EdslError("cond() takes a comparison A(..) == B(..) and a value");
+  if (eq.comb != tile::CombOp::Eq)
+    throw EdslError("cond() takes a comparison A(..) == B(..) and a value");
   auto accesses = eq.accesses;
   accesses.push_back(value);
   return {tile::CombOp::Cond, accesses};
@@ -93,7 +104,9 @@ Tensor TensorOutput(const std::vector<TensorDim> &sizes) {
   return Tensor(n);
 }
 
-void IndexedTensor::operator=(const IndexedTensor &in) { define(tile::AggOp::Assign, ContractionInput(in)); }
+void IndexedTensor::operator=(const IndexedTensor &in) {
+  define(tile::AggOp::Assign, ContractionInput(in));
+}
 
 void IndexedTensor::define(tile::AggOp agg, const ContractionInput &in) {
   NodePtr n = tensor;
@@ -101,33 +114,37 @@ void IndexedTensor::define(tile::AggOp agg, const ContractionInput &in) {
     throw EdslError("only a TensorOutput can be the left-hand side of a contraction");
   if (n->contraction) throw EdslError("this TensorOutput's contraction is already defined");
   if (indices.size() != n->shape.size())
-    throw EdslError("contraction output has rank " + std::to_string(n->shape.size()) + " but is indexed with " +
-                    std::to_string(indices.size()) + " indices");
+    throw EdslError("contraction output has rank " + std::to_string(n->shape.size()) +
+                    " but is indexed with " + std::to_string(indices.size()) + " indices");
   for (const auto &a : in.accesses) {
     if (!a.tensor) throw EdslError("a contraction reads an undefined Tensor");
     if (a.indices.size() != a.tensor->shape.size())
-      throw EdslError("a tensor of rank " + std::to_string(a.tensor->shape.size()) + " is indexed with " +
-                      std::to_string(a.indices.size()) + " indices");
+      throw EdslError("a tensor of rank " + std::to_string(a.tensor->shape.size()) +
+                      " is indexed with " + std::to_string(a.indices.size()) + " indices");
   }
   n->contraction = edsl_detail::ContractionSpec{agg, in.comb, indices, in.accesses};
   edsl_detail::infer_type(n);
 }
 
 Tensor &Tensor::add_constraint(const Constraint &c) {
-  if (!node_ || node_->kind != TensorNode::Kind::Contraction) throw EdslError("constraints belong to a TensorOutput");
+  if (!node_ || node_->kind != TensorNode::Kind::Contraction)
+    throw EdslError("constraints belong to a TensorOutput");
   node_->constraints.push_back(c);
   return *this;
 }
 
 Tensor &Tensor::use_default(const Tensor &d) {
-  if (!node_ || node_->kind != TensorNode::Kind::Contraction) throw EdslError("a default belongs to a TensorOutput");
-  if (d.shape() != node_->shape) throw EdslError("a contraction's default must have the output's shape");
+  if (!node_ || node_->kind != TensorNode::Kind::Contraction)
+    throw EdslError("a default belongs to a TensorOutput");
+  if (d.shape() != node_->shape)
+    throw EdslError("a contraction's default must have the output's shape");
   node_->default_value = d.node();
   return *this;
 }
 
 Tensor &Tensor::no_defract() {
-  if (!node_ || node_->kind != TensorNode::Kind::Contraction) throw EdslError("no_defract belongs to a TensorOutput");
+  if (!node_ || node_->kind != TensorNode::Kind::Contraction)
+    throw EdslError("no_defract belongs to a TensorOutput");
   node_->no_defract = true;
   return *this;
 }

@@ -37,7 +37,8 @@ std::vector<Tensor> placeholders(const std::vector<Tensor> &roots) {
     if (n->default_value) visit(n->default_value);
   };
   for (const auto &r : roots) visit(r.node());
-  std::sort(found.begin(), found.end(), [](const NodePtr &a, const NodePtr &b) { return a->serial < b->serial; });
+  std::sort(found.begin(), found.end(),
+            [](const NodePtr &a, const NodePtr &b) { return a->serial < b->serial; });
   std::vector<Tensor> out;
   for (const auto &n : found) out.emplace_back(n);
   return out;
@@ -90,27 +91,33 @@ Tensor ones_like(const Tensor &loss) {
 
 }  // namespace
 
-std::vector<Tensor> gradient(const Tensor &loss, const std::vector<Tensor> &wrt, const Tensor &seed) {
+std::vector<Tensor> gradient(const Tensor &loss, const std::vector<Tensor> &wrt,
+                             const Tensor &seed) {
   if (!loss.defined()) throw EdslError("gradient: the loss is an undefined Tensor");
   if (!seed.defined()) throw EdslError("gradient: the seed is an undefined Tensor");
   for (size_t i = 0; i < wrt.size(); ++i) {
-    if (!wrt[i].defined()) throw EdslError("gradient: wrt " + std::to_string(i) + " is an undefined Tensor");
+    if (!wrt[i].defined())
+      throw EdslError("gradient: wrt " + std::to_string(i) + " is an undefined Tensor");
     if (wrt[i].node()->kind == TensorNode::Kind::Literal)
-      throw EdslError("gradient: wrt " + std::to_string(i) + " is a literal, not a tensor of the loss");
+      throw EdslError("gradient: wrt " + std::to_string(i) +
+                      " is a literal, not a tensor of the loss");
   }
   if (seed.shape() != loss.shape())
-    throw EdslError("gradient: the seed has shape " + shape_str(seed.shape()) + " but the loss has " +
-                    shape_str(loss.shape()));
+    throw EdslError("gradient: the seed has shape " + shape_str(seed.shape()) +
+                    " but the loss has " + shape_str(loss.shape()));
   // Checked here, not left to autodiff, so that messages name placeholders, not program names.
   if (!tile::is_float(loss.dtype()))
-    throw EdslError("gradient: the loss is " + std::string(tile::dtype_name(loss.dtype())) + ", not a float tensor");
+    throw EdslError("gradient: the loss is " + std::string(tile::dtype_name(loss.dtype())) +
+                    ", not a float tensor");
   if (!tile::is_float(seed.dtype()))
-    throw EdslError("gradient: the seed is " + std::string(tile::dtype_name(seed.dtype())) + ", not a float tensor");
+    throw EdslError("gradient: the seed is " + std::string(tile::dtype_name(seed.dtype())) +
+                    ", not a float tensor");
   for (size_t i = 0; i < wrt.size(); ++i)
     if (!tile::is_float(wrt[i].dtype()))
       throw EdslError("gradient: cannot differentiate with respect to wrt " + std::to_string(i) +
-                      (wrt[i].name().empty() ? std::string() : " ('" + wrt[i].name() + "')") + ": it is " +
-                      std::string(tile::dtype_name(wrt[i].dtype())) + ", not a float tensor");
+                      (wrt[i].name().empty() ? std::string() : " ('" + wrt[i].name() + "')") +
+                      ": it is " + std::string(tile::dtype_name(wrt[i].dtype())) +
+                      ", not a float tensor");
   if (wrt.empty()) return {};
 
   // Inputs are the placeholders of the loss and of every wrt. A wrt that is not a placeholder
@@ -124,7 +131,8 @@ std::vector<Tensor> gradient(const Tensor &loss, const std::vector<Tensor> &wrt,
   for (const auto &t : inputs) taken.insert(t.node()->name);
   auto fresh = [&](const std::string &hint) {
     std::string name = hint;
-    for (int i = 0; taken.count(name) || taken.count("d_" + name); ++i) name = hint + "_" + std::to_string(i);
+    for (int i = 0; taken.count(name) || taken.count("d_" + name); ++i)
+      name = hint + "_" + std::to_string(i);
     taken.insert(name);
     return name;
   };
@@ -132,7 +140,8 @@ std::vector<Tensor> gradient(const Tensor &loss, const std::vector<Tensor> &wrt,
   std::vector<std::pair<std::string, Tensor>> outputs{{of, loss}};
   std::map<const TensorNode *, std::string> output_names{{loss.node().get(), of}};
   for (const auto &w : wrt) {
-    if (w.node()->kind == TensorNode::Kind::Placeholder || output_names.count(w.node().get())) continue;
+    if (w.node()->kind == TensorNode::Kind::Placeholder || output_names.count(w.node().get()))
+      continue;
     std::string name = fresh("W");
     outputs.emplace_back(name, w);
     output_names[w.node().get()] = name;
@@ -150,7 +159,8 @@ std::vector<Tensor> gradient(const Tensor &loss, const std::vector<Tensor> &wrt,
   }
   // The loss's own gradient is the seed; autodiff differentiates the rest.
   std::vector<std::string> wrt_names;
-  for (const auto &w : wrt) wrt_names.push_back(w.node() == loss.node() ? "" : names.at(w.node().get()));
+  for (const auto &w : wrt)
+    wrt_names.push_back(w.node() == loss.node() ? "" : names.at(w.node().get()));
   std::vector<std::string> unique_names;
   for (const auto &n : wrt_names)
     if (!n.empty()) unique_names.push_back(n);

@@ -26,17 +26,20 @@ IndexExpr affine(const tile::Affine &a, const std::vector<TensorIndex> &indices)
     e = e ? *e + term : term;
   }
   if (a.constant.num == 0 && e) return *e;
-  IndexExpr k = a.constant.den == 1 ? IndexExpr(a.constant.num) : IndexExpr(a.constant.num) / IndexExpr(a.constant.den);
+  IndexExpr k = a.constant.den == 1 ? IndexExpr(a.constant.num)
+                                    : IndexExpr(a.constant.num) / IndexExpr(a.constant.den);
   return e ? *e + k : k;
 }
 
-std::vector<IndexExpr> affines(const tile::BoundAccess &acc, const std::vector<TensorIndex> &indices) {
+std::vector<IndexExpr> affines(const tile::BoundAccess &acc,
+                               const std::vector<TensorIndex> &indices) {
   std::vector<IndexExpr> idx;
   for (const auto &d : acc.dims) idx.push_back(affine(d, indices));
   return idx;
 }
 
-IndexedTensor access(const tile::BoundAccess &acc, const std::vector<TensorIndex> &indices, const Env &env) {
+IndexedTensor access(const tile::BoundAccess &acc, const std::vector<TensorIndex> &indices,
+                     const Env &env) {
   return env.at(acc.tensor)(affines(acc, indices));
 }
 
@@ -46,7 +49,8 @@ Tensor contraction(const tile::BoundStatement &s, const Env &env) {
   for (const auto &name : c.indices) indices.emplace_back(name);
   std::vector<TensorDim> sizes(s.type.shape.begin(), s.type.shape.end());
   Tensor out = TensorOutput(sizes);
-  for (const auto &k : c.constraints) out.add_constraint(Constraint{affine(k.poly, indices), k.bound});
+  for (const auto &k : c.constraints)
+    out.add_constraint(Constraint{affine(k.poly, indices), k.bound});
   if (c.default_tensor) out.use_default(env.at(*c.default_tensor));
   if (c.no_defract) out.no_defract();
 
@@ -85,20 +89,24 @@ Tensor expression(const tile::BoundExpr &e, const Env &env) {
 
 }  // namespace
 
-std::map<std::string, Tensor> import_program(const tile::Program &p, const std::map<std::string, Tensor> &inputs) {
+std::map<std::string, Tensor> import_program(const tile::Program &p,
+                                             const std::map<std::string, Tensor> &inputs) {
   std::map<std::string, tile::TensorType> types;
   Env env;
   std::set<std::string> declared;
   for (const auto &in : p.inputs) {
     declared.insert(in.name);
     auto it = inputs.find(in.name);
-    if (it == inputs.end()) throw EdslError("import_program: no Tensor for input '" + in.name + "'");
-    if (!it->second.defined()) throw EdslError("import_program: input '" + in.name + "' is an undefined Tensor");
+    if (it == inputs.end())
+      throw EdslError("import_program: no Tensor for input '" + in.name + "'");
+    if (!it->second.defined())
+      throw EdslError("import_program: input '" + in.name + "' is an undefined Tensor");
     types[in.name] = tile::TensorType{it->second.dtype(), it->second.shape()};
     env[in.name] = it->second;
   }
   for (const auto &[name, t] : inputs)
-    if (!declared.count(name)) throw EdslError("import_program: the program has no input '" + name + "'");
+    if (!declared.count(name))
+      throw EdslError("import_program: the program has no input '" + name + "'");
 
   tile::BoundProgram b;
   try {

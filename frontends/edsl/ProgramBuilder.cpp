@@ -21,13 +21,15 @@ namespace {
 // contraction when the program is built.
 void collect_index_keys(const tile::PolyPtr &p, std::vector<std::string> &keys) {
   if (!p) return;
-  if (p->kind == tile::Poly::Kind::Index && std::find(keys.begin(), keys.end(), p->name) == keys.end())
+  if (p->kind == tile::Poly::Kind::Index &&
+      std::find(keys.begin(), keys.end(), p->name) == keys.end())
     keys.push_back(p->name);
   collect_index_keys(p->lhs, keys);
   collect_index_keys(p->rhs, keys);
 }
 
-tile::PolyPtr rename_indices(const tile::PolyPtr &p, const std::map<std::string, std::string> &names) {
+tile::PolyPtr rename_indices(const tile::PolyPtr &p,
+                             const std::map<std::string, std::string> &names) {
   if (!p) return p;
   using K = tile::Poly::Kind;
   switch (p->kind) {
@@ -38,7 +40,9 @@ tile::PolyPtr rename_indices(const tile::PolyPtr &p, const std::map<std::string,
     case K::Add:
     case K::Sub:
     case K::Mul:
-    case K::Div: return tile::Poly::make_binary(p->kind, rename_indices(p->lhs, names), rename_indices(p->rhs, names));
+    case K::Div:
+      return tile::Poly::make_binary(p->kind, rename_indices(p->lhs, names),
+                                     rename_indices(p->rhs, names));
   }
   return p;
 }
@@ -92,7 +96,8 @@ tile::Statement ProgramBuilder::contraction_statement(const NodePtr &n) {
   for (const auto &in : spec.inputs)
     for (const auto &e : in.indices) add_hints(e);
   for (const auto &c : n->constraints) add_hints(c.expr);
-  static const char *kLetters[] = {"i", "j", "k", "l", "m", "n", "p", "q", "r", "s", "t", "u", "v", "w"};
+  static const char *kLetters[] = {"i", "j", "k", "l", "m", "n", "p",
+                                   "q", "r", "s", "t", "u", "v", "w"};
   int generated = 0;
   for (const auto &key : keys) {
     std::string name = hints[key];
@@ -118,7 +123,8 @@ tile::Statement ProgramBuilder::contraction_statement(const NodePtr &n) {
     c.inputs.push_back(std::move(a));
   }
   for (const auto &k : n->constraints)
-    c.constraints.push_back({rename_indices(k.expr.poly(), names), tile::Expr::make_int(k.bound), {}});
+    c.constraints.push_back(
+        {rename_indices(k.expr.poly(), names), tile::Expr::make_int(k.bound), {}});
   if (n->default_value) c.default_tensor = name_of(n->default_value);
   c.no_defract = n->no_defract;
 
@@ -176,7 +182,8 @@ tile::Program ProgramBuilder::build(const std::vector<std::pair<std::string, Nod
   std::set<std::string> out_names;
   for (const auto &[name, node] : outputs) {
     if (!out_names.insert(name).second) throw EdslError("output '" + name + "' is named twice");
-    bool named = std::any_of(names_.begin(), names_.end(), [&](auto &e) { return e.first == node.get(); });
+    bool named =
+        std::any_of(names_.begin(), names_.end(), [&](auto &e) { return e.first == node.get(); });
     if (!named) names_.emplace_back(node.get(), name);
   }
   for (const auto &[name, node] : outputs) {
@@ -197,7 +204,8 @@ void infer_type(const NodePtr &node) {
   // The operands become inputs of a one-statement program; binding it types the statement.
   std::vector<NodePtr> operands;
   auto add = [&](const NodePtr &a) {
-    if (a->kind != TensorNode::Kind::Literal && std::find(operands.begin(), operands.end(), a) == operands.end())
+    if (a->kind != TensorNode::Kind::Literal &&
+        std::find(operands.begin(), operands.end(), a) == operands.end())
       operands.push_back(a);
   };
   for (const auto &a : n.args) {

@@ -96,8 +96,12 @@ Tensor operator>=(const Tensor &a, const Tensor &b) { return call(tile::Intrinsi
 Tensor operator&(const Tensor &a, const Tensor &b) { return call(tile::Intrinsic::BitAnd, {a, b}); }
 Tensor operator|(const Tensor &a, const Tensor &b) { return call(tile::Intrinsic::BitOr, {a, b}); }
 Tensor operator^(const Tensor &a, const Tensor &b) { return call(tile::Intrinsic::BitXor, {a, b}); }
-Tensor operator<<(const Tensor &a, const Tensor &b) { return call(tile::Intrinsic::BitLeft, {a, b}); }
-Tensor operator>>(const Tensor &a, const Tensor &b) { return call(tile::Intrinsic::BitRight, {a, b}); }
+Tensor operator<<(const Tensor &a, const Tensor &b) {
+  return call(tile::Intrinsic::BitLeft, {a, b});
+}
+Tensor operator>>(const Tensor &a, const Tensor &b) {
+  return call(tile::Intrinsic::BitRight, {a, b});
+}
 Tensor operator~(const Tensor &a) { return call(tile::Intrinsic::BitNot, {a}); }
 
 Tensor exp(const Tensor &x) { return call(tile::Intrinsic::Exp, {x}); }
@@ -109,11 +113,13 @@ Tensor sigmoid(const Tensor &x) { return call(tile::Intrinsic::Sigmoid, {x}); }
 Tensor abs(const Tensor &x) { return call(tile::Intrinsic::Abs, {x}); }
 Tensor max(const Tensor &a, const Tensor &b) { return call(tile::Intrinsic::Max, {a, b}); }
 Tensor min(const Tensor &a, const Tensor &b) { return call(tile::Intrinsic::Min, {a, b}); }
-Tensor select(const Tensor &c, const Tensor &a, const Tensor &b) { return call(tile::Intrinsic::Cond, {c, a, b}); }
+Tensor select(const Tensor &c, const Tensor &a, const Tensor &b) {
+  return call(tile::Intrinsic::Cond, {c, a, b});
+}
 
 Tensor cast(const Tensor &x, DType to) {
   if (to == DType::Bool) return call(tile::Intrinsic::AsBool, {x});
-  tile::Intrinsic op = tile::is_float(to)          ? tile::Intrinsic::AsFloat
+  tile::Intrinsic op = tile::is_float(to)        ? tile::Intrinsic::AsFloat
                        : tile::is_signed_int(to) ? tile::Intrinsic::AsInt
                                                  : tile::Intrinsic::AsUInt;
   return call(op, {x, Tensor(static_cast<int64_t>(tile::dtype_bits(to)))});
@@ -126,7 +132,9 @@ Tensor reshape(const Tensor &x, const std::vector<int64_t> &shape) {
 }
 
 Tensor index(const Tensor &x, int axis) { return call(tile::Intrinsic::Index, {x, Tensor(axis)}); }
-Tensor gather(const Tensor &x, const Tensor &indices) { return call(tile::Intrinsic::Gather, {x, indices}); }
+Tensor gather(const Tensor &x, const Tensor &indices) {
+  return call(tile::Intrinsic::Gather, {x, indices});
+}
 Tensor scatter(const Tensor &x, const Tensor &indices, const Tensor &like) {
   return call(tile::Intrinsic::Scatter, {x, indices, like});
 }
@@ -141,7 +149,8 @@ Tensor prng_state(const Tensor &step) { return call(tile::Intrinsic::PrngState, 
 
 std::string Function::tile_text() const { return tile::print_program(program); }
 
-Function build(const std::vector<std::pair<std::string, Tensor>> &outputs, const std::vector<Tensor> &inputs) {
+Function build(const std::vector<std::pair<std::string, Tensor>> &outputs,
+               const std::vector<Tensor> &inputs) {
   std::vector<NodePtr> input_nodes;
   if (!inputs.empty()) {
     for (const auto &t : inputs) input_nodes.push_back(checked(t));
@@ -157,7 +166,8 @@ Function build(const std::vector<std::pair<std::string, Tensor>> &outputs, const
       if (n->default_value) visit(n->default_value);
     };
     for (const auto &[name, t] : outputs) visit(checked(t));
-    std::sort(input_nodes.begin(), input_nodes.end(), [](auto &a, auto &b) { return a->serial < b->serial; });
+    std::sort(input_nodes.begin(), input_nodes.end(),
+              [](auto &a, auto &b) { return a->serial < b->serial; });
   }
   std::vector<std::pair<std::string, NodePtr>> outs;
   for (const auto &[name, t] : outputs) outs.emplace_back(name, checked(t));
@@ -165,7 +175,8 @@ Function build(const std::vector<std::pair<std::string, Tensor>> &outputs, const
   edsl_detail::ProgramBuilder builder;
   fn.program = builder.build(outs, input_nodes);
   for (size_t i = 0; i < input_nodes.size(); ++i)
-    fn.input_types[fn.program.inputs[i].name] = tile::TensorType{input_nodes[i]->type.dtype, input_nodes[i]->shape};
+    fn.input_types[fn.program.inputs[i].name] =
+        tile::TensorType{input_nodes[i]->type.dtype, input_nodes[i]->shape};
   return fn;
 }
 

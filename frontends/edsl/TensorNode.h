@@ -28,7 +28,7 @@ struct TensorNode {
   Kind kind = Kind::Placeholder;
   tile::ValueType type;
   std::vector<int64_t> shape;
-  std::string name;  // placeholders; others get names when a program is built
+  std::string name;    // placeholders; others get names when a program is built
   int64_t serial = 0;  // creation order: placeholders become inputs in this order
 
   // Literal
@@ -36,7 +36,8 @@ struct TensorNode {
   double float_value = 0;
   int64_t int_value = 0;
 
-  // Call: elementwise intrinsics and specials. Literal arguments (sizes, axes, bits) are Literal nodes.
+  // Call: elementwise intrinsics and specials. Literal arguments (sizes, axes, bits) are Literal
+  // nodes.
   tile::Intrinsic op = tile::Intrinsic::Ident;
   std::vector<std::shared_ptr<TensorNode>> args;
 
@@ -55,7 +56,8 @@ NodePtr make_node(TensorNode::Kind kind);
 /// `inputs` are the nodes that become program inputs (placeholders, or any node when inferring).
 class ProgramBuilder {
  public:
-  tile::Program build(const std::vector<std::pair<std::string, NodePtr>> &outputs, std::vector<NodePtr> inputs);
+  tile::Program build(const std::vector<std::pair<std::string, NodePtr>> &outputs,
+                      std::vector<NodePtr> inputs);
 
  private:
   std::string name_of(const NodePtr &n);

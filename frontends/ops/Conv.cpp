@@ -18,15 +18,13 @@ size_t spatial_rank(const std::string &op, const Tensor &input, size_t expected)
 
 Tensor add_channel_bias(const std::string &op, const Tensor &out, const Tensor &bias,
                         DataFormat format) {
-  if (!bias.defined())
-    return out;
+  if (!bias.defined()) return out;
   size_t channel_axis = format == DataFormat::ChannelsLast ? out.rank() - 1 : 1;
   int64_t channels = out.shape()[channel_axis];
   if (bias.shape() != std::vector<int64_t>{channels})
     throw EdslError(op + ": bias has shape " + shape_string(bias.shape()) + " but the output has " +
                     std::to_string(channels) + " channels");
-  if (format == DataFormat::ChannelsLast)
-    return out + bias;
+  if (format == DataFormat::ChannelsLast) return out + bias;
   // [C] against [N, C, S...]: give the bias trailing unit dimensions so broadcasting lines it up.
   std::vector<int64_t> shape(out.rank() - 1, 1);
   shape[0] = channels;
@@ -48,8 +46,7 @@ Tensor conv(const std::string &op, size_t spatial, const Tensor &input, const Te
   size_t in_c = last ? rank - 1 : 1, in_s = last ? 1 : 2;
   size_t k_ci = last ? ns : 1, k_co = last ? ns + 1 : 0, k_s = last ? 0 : 2;
   int64_t G = options.groups, CI = is[in_c], CO = ks[k_co];
-  if (G <= 0)
-    throw EdslError(op + ": groups is " + std::to_string(G) + "; it must be positive");
+  if (G <= 0) throw EdslError(op + ": groups is " + std::to_string(G) + "; it must be positive");
   if (CI % G != 0)
     throw EdslError(op + ": groups (" + std::to_string(G) + ") does not divide the input's " +
                     std::to_string(CI) + " channels");
@@ -116,12 +113,11 @@ Tensor conv(const std::string &op, size_t spatial, const Tensor &input, const Te
   Tensor out = TensorOutput(out_dims);
   out(out_idx) += input(in_idx) * kernel(k_idx);
   // co must stay inside its group; g is then bounded by the output channel access.
-  if (G != 1)
-    out.add_constraint(IndexExpr(co) < TensorDim(COg));
+  if (G != 1) out.add_constraint(IndexExpr(co) < TensorDim(COg));
   return add_channel_bias(op, out, bias, options.data_format);
 }
 
-} // namespace conv_detail
+}  // namespace conv_detail
 
 Tensor conv(const Tensor &input, const Tensor &kernel, const ConvOptions &options,
             const Tensor &bias) {
@@ -140,4 +136,4 @@ Tensor conv3d(const Tensor &input, const Tensor &kernel, const ConvOptions &opti
   return conv_detail::conv("conv3d", 3, input, kernel, options, bias);
 }
 
-} // namespace tessera::ops
+}  // namespace tessera::ops

@@ -18,9 +18,9 @@
 namespace tessera::ops {
 
 struct ConvOptions {
-  std::vector<int64_t> strides;   // one per spatial axis; empty = 1
-  std::vector<int64_t> dilations; // one per spatial axis; empty = 1
-  Padding padding; // valid, same (TensorFlow's split) or explicit (before, after) pairs
+  std::vector<int64_t> strides;    // one per spatial axis; empty = 1
+  std::vector<int64_t> dilations;  // one per spatial axis; empty = 1
+  Padding padding;  // valid, same (TensorFlow's split) or explicit (before, after) pairs
   int64_t groups = 1;
   DataFormat data_format = DataFormat::ChannelsLast;
 };
@@ -37,10 +37,10 @@ Tensor conv3d(const Tensor &input, const Tensor &kernel, const ConvOptions &opti
               const Tensor &bias = Tensor());
 
 struct ConvTransposeOptions {
-  std::vector<int64_t> strides;        // empty = 1
-  std::vector<int64_t> dilations;      // empty = 1
-  std::vector<int64_t> output_padding; // empty = none (Keras' None); else each < its stride
-  Padding padding;                     // valid or same only
+  std::vector<int64_t> strides;         // empty = 1
+  std::vector<int64_t> dilations;       // empty = 1
+  std::vector<int64_t> output_padding;  // empty = none (Keras' None); else each < its stride
+  Padding padding;                      // valid or same only
   DataFormat data_format = DataFormat::ChannelsLast;
 };
 
@@ -68,6 +68,6 @@ Tensor add_channel_bias(const std::string &op, const Tensor &out, const Tensor &
                         DataFormat format);
 /// Checks the input's rank; returns its number of spatial dimensions.
 size_t spatial_rank(const std::string &op, const Tensor &input, size_t expected);
-} // namespace conv_detail
+}  // namespace conv_detail
 
-} // namespace tessera::ops
+}  // namespace tessera::ops

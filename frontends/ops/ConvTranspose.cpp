@@ -36,7 +36,7 @@ WindowAxis transpose_axis(const std::string &op, size_t axis, int64_t in, int64_
   return a;
 }
 
-} // namespace
+}  // namespace
 
 Tensor conv_transpose(const std::string &op, size_t spatial, const Tensor &input,
                       const Tensor &kernel, const ConvTransposeOptions &options,
@@ -73,8 +73,7 @@ Tensor conv_transpose(const std::string &op, size_t spatial, const Tensor &input
   std::vector<TensorDim> out_sp_dims;
   for (size_t i = 0; i < ns; ++i) {
     std::optional<int64_t> op_pad;
-    if (!options.output_padding.empty())
-      op_pad = options.output_padding[i];
+    if (!options.output_padding.empty()) op_pad = options.output_padding[i];
     WindowAxis a = transpose_axis(op, i, is[in_s + i], ks[i], strides[i], dilations[i], op_pad,
                                   options.padding.mode == Padding::Mode::Same);
     // Output y gathers input x where y = stride * x + dilation * k - pad: x = (y + pad - dilation *
@@ -82,8 +81,7 @@ Tensor conv_transpose(const std::string &op, size_t spatial, const Tensor &input
     out_sp.emplace_back(y[i]);
     IndexExpr x =
         IndexExpr(y[i]) - (a.dilation == 1 ? IndexExpr(k[i]) : a.dilation * IndexExpr(k[i]));
-    if (a.pad_before != 0)
-      x = x + a.pad_before;
+    if (a.pad_before != 0) x = x + a.pad_before;
     in_sp.push_back(a.stride == 1 ? x : x / a.stride);
     k_idx.emplace_back(k[i]);
     out_sp_dims.emplace_back(a.out);
@@ -111,7 +109,7 @@ Tensor conv_transpose(const std::string &op, size_t spatial, const Tensor &input
   return add_channel_bias(op, out, bias, options.data_format);
 }
 
-} // namespace conv_detail
+}  // namespace conv_detail
 
 Tensor conv_transpose(const Tensor &input, const Tensor &kernel,
                       const ConvTransposeOptions &options, const Tensor &bias) {
@@ -130,4 +128,4 @@ Tensor conv3d_transpose(const Tensor &input, const Tensor &kernel,
   return conv_detail::conv_transpose("conv3d_transpose", 3, input, kernel, options, bias);
 }
 
-} // namespace tessera::ops
+}  // namespace tessera::ops

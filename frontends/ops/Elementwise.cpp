@@ -15,12 +15,14 @@ std::string format_number(double v) {
 }
 }  // namespace
 
-void expect_inputs(const OpAttrs &attrs, const std::vector<Tensor> &inputs, size_t min, size_t max) {
+void expect_inputs(const OpAttrs &attrs, const std::vector<Tensor> &inputs, size_t min,
+                   size_t max) {
   if (inputs.size() >= min && inputs.size() <= max) return;
-  std::string want = std::to_string(min) + (max == min ? "" : max == min + 1 ? " or " + std::to_string(max)
-                                                                              : " to " + std::to_string(max));
-  throw EdslError(attrs.op_name + ": expects " + want + " input" + (max == 1 ? "" : "s") + ", got " +
-                  std::to_string(inputs.size()));
+  std::string want = std::to_string(min) + (max == min       ? ""
+                                            : max == min + 1 ? " or " + std::to_string(max)
+                                                             : " to " + std::to_string(max));
+  throw EdslError(attrs.op_name + ": expects " + want + " input" + (max == 1 ? "" : "s") +
+                  ", got " + std::to_string(inputs.size()));
 }
 
 std::string shape_text(const std::vector<int64_t> &shape) {
@@ -30,7 +32,8 @@ std::string shape_text(const std::vector<int64_t> &shape) {
 }
 
 Tensor relu(const Tensor &x, double alpha, std::optional<double> max_value, double threshold) {
-  if (max_value && *max_value < 0) throw EdslError("relu: max_value " + format_number(*max_value) + " is negative");
+  if (max_value && *max_value < 0)
+    throw EdslError("relu: max_value " + format_number(*max_value) + " is negative");
   // Keras' order: keep x above the threshold, clip that part, then subtract the leaky part.
   Tensor y = select(x > threshold, x, 0);
   if (max_value) y = tessera::min(tessera::max(y, 0), *max_value);
@@ -75,7 +78,8 @@ Tensor sign(const Tensor &x) { return cast(select(x > 0, 1, select(x < 0, -1, 0)
 
 Tensor clip(const Tensor &x, std::optional<double> lo, std::optional<double> hi) {
   if (lo && hi && *lo > *hi)
-    throw EdslError("clip: min " + format_number(*lo) + " is greater than max " + format_number(*hi));
+    throw EdslError("clip: min " + format_number(*lo) + " is greater than max " +
+                    format_number(*hi));
   Tensor y = x;
   if (lo) y = tessera::max(y, *lo);
   if (hi) y = tessera::min(y, *hi);
@@ -115,7 +119,8 @@ void add_binary(OpRegistry &registry, const std::string &name, Binary fn) {
 void register_elementwise_ops(OpRegistry &registry) {
   registry.add("relu", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
     expect_inputs(attrs, in, 1, 1);
-    return std::vector<Tensor>{relu(in[0], attrs.get_float("alpha", 0), optional_float(attrs, "max_value"),
+    return std::vector<Tensor>{relu(in[0], attrs.get_float("alpha", 0),
+                                    optional_float(attrs, "max_value"),
                                     attrs.get_float("threshold", 0))};
   });
   registry.add("leaky_relu", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
@@ -135,7 +140,8 @@ void register_elementwise_ops(OpRegistry &registry) {
   });
   registry.add("clip", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
     expect_inputs(attrs, in, 1, 1);
-    return std::vector<Tensor>{clip(in[0], optional_float(attrs, "min"), optional_float(attrs, "max"))};
+    return std::vector<Tensor>{
+        clip(in[0], optional_float(attrs, "min"), optional_float(attrs, "max"))};
   });
   registry.add("where", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
     expect_inputs(attrs, in, 3, 3);

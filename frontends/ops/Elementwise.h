@@ -21,7 +21,8 @@ using tessera::tanh;
 
 /// Keras relu: x above `threshold` (clipped to `max_value` when given), alpha * (x - threshold)
 /// below it.
-Tensor relu(const Tensor &x, double alpha = 0, std::optional<double> max_value = std::nullopt, double threshold = 0);
+Tensor relu(const Tensor &x, double alpha = 0, std::optional<double> max_value = std::nullopt,
+            double threshold = 0);
 Tensor relu6(const Tensor &x);
 Tensor leaky_relu(const Tensor &x, double alpha = 0.2);
 Tensor elu(const Tensor &x, double alpha = 1.0);

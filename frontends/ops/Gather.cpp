@@ -30,11 +30,12 @@ Tensor take(const Tensor &x, const Tensor &indices, int64_t axis) {
   return transpose(g, perm);
 }
 
-Tensor one_hot(const Tensor &indices, int64_t depth, double on, double off, int64_t axis, DType dtype) {
+Tensor one_hot(const Tensor &indices, int64_t depth, double on, double off, int64_t axis,
+               DType dtype) {
   if (depth < 1) throw EdslError("one_hot: depth must be at least 1, got " + std::to_string(depth));
   if (!tile::is_integer(indices.dtype()))
-    throw EdslError("one_hot: indices have dtype " + std::string(tile::dtype_name(indices.dtype())) +
-                    "; they must be integers");
+    throw EdslError("one_hot: indices have dtype " +
+                    std::string(tile::dtype_name(indices.dtype())) + "; they must be integers");
   int64_t rank = static_cast<int64_t>(indices.rank());
   int64_t a = normalize_axis("one_hot", axis, rank + 1);
   std::vector<int64_t> column = indices.shape();
@@ -52,16 +53,19 @@ Tensor one_hot(const Tensor &indices, int64_t depth, double on, double off, int6
 
 void register_gather_ops(OpRegistry &registry) {
   registry.add("gather", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
-    if (in.size() != 2) throw EdslError("gather: expects 2 inputs (x, indices), got " + std::to_string(in.size()));
+    if (in.size() != 2)
+      throw EdslError("gather: expects 2 inputs (x, indices), got " + std::to_string(in.size()));
     return std::vector<Tensor>{take(in[0], in[1], attrs.get_int("axis", 0))};
   });
   registry.add("one_hot", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
-    if (in.size() != 1) throw EdslError("one_hot: expects 1 input (indices), got " + std::to_string(in.size()));
+    if (in.size() != 1)
+      throw EdslError("one_hot: expects 1 input (indices), got " + std::to_string(in.size()));
     std::string name = attrs.get_string("dtype", "float32");
     auto dtype = tile::parse_dtype(name);
     if (!dtype) throw EdslError("one_hot: dtype '" + name + "' is not a dtype");
-    return std::vector<Tensor>{one_hot(in[0], attrs.get_int("depth"), attrs.get_float("on_value", 1),
-                                       attrs.get_float("off_value", 0), attrs.get_int("axis", -1), *dtype)};
+    return std::vector<Tensor>{
+        one_hot(in[0], attrs.get_int("depth"), attrs.get_float("on_value", 1),
+                attrs.get_float("off_value", 0), attrs.get_int("axis", -1), *dtype)};
   });
 }
 

@@ -13,10 +13,8 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
   bool a_vector = a.rank() == 1, b_vector = b.rank() == 1;
   // Treat vectors as matrices [1, K] and [K, 1]; their unit dimension never reaches the output.
   std::vector<int64_t> as = a.shape(), bs = b.shape();
-  if (a_vector)
-    as.insert(as.begin(), 1);
-  if (b_vector)
-    bs.push_back(1);
+  if (a_vector) as.insert(as.begin(), 1);
+  if (b_vector) bs.push_back(1);
   int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
   if (bs[bs.size() - 2] != K)
     throw EdslError("matmul: inner dimensions differ: a " + shape_string(a.shape()) + " has " +
@@ -41,10 +39,8 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
     out_dims.emplace_back(size);
     out_idx.emplace_back(batch[i]);
     // A broadcast operand reads its only element; an absent leading dimension is not indexed.
-    if (i >= a_pad)
-      a_idx.push_back(x == 1 ? IndexExpr(0) : IndexExpr(batch[i]));
-    if (i >= b_pad)
-      b_idx.push_back(y == 1 ? IndexExpr(0) : IndexExpr(batch[i]));
+    if (i >= a_pad) a_idx.push_back(x == 1 ? IndexExpr(0) : IndexExpr(batch[i]));
+    if (i >= b_pad) b_idx.push_back(y == 1 ? IndexExpr(0) : IndexExpr(batch[i]));
   }
   TensorIndex m("m"), k("k"), n("n");
   if (!a_vector) {
@@ -65,8 +61,7 @@ Tensor matmul(const Tensor &a, const Tensor &b) {
 }
 
 Tensor dense(const Tensor &x, const Tensor &kernel, const Tensor &bias) {
-  if (x.rank() == 0)
-    throw EdslError("dense: input is a scalar; it needs rank >= 1");
+  if (x.rank() == 0) throw EdslError("dense: input is a scalar; it needs rank >= 1");
   if (kernel.rank() != 2)
     throw EdslError("dense: kernel must have rank 2 [in, units], got " +
                     shape_string(kernel.shape()));
@@ -75,12 +70,11 @@ Tensor dense(const Tensor &x, const Tensor &kernel, const Tensor &bias) {
                     " features but the kernel " + shape_string(kernel.shape()) + " expects " +
                     std::to_string(kernel.shape()[0]));
   Tensor y = matmul(x, kernel);
-  if (!bias.defined())
-    return y;
+  if (!bias.defined()) return y;
   if (bias.shape() != std::vector<int64_t>{kernel.shape()[1]})
     throw EdslError("dense: bias has shape " + shape_string(bias.shape()) + " but the kernel has " +
                     std::to_string(kernel.shape()[1]) + " units");
   return y + bias;
 }
 
-} // namespace tessera::ops
+}  // namespace tessera::ops

@@ -12,4 +12,4 @@ Tensor matmul(const Tensor &a, const Tensor &b);
 /// Keras Dense without the activation: x [..., IN] @ kernel [IN, UNITS] (+ bias [UNITS]).
 Tensor dense(const Tensor &x, const Tensor &kernel, const Tensor &bias = Tensor());
 
-} // namespace tessera::ops
+}  // namespace tessera::ops

@@ -15,7 +15,8 @@ constexpr double kEpsilon = 1e-7;
 
 void check_float(const std::string &op, const Tensor &output) {
   if (!tile::is_float(output.dtype()))
-    throw EdslError(op + ": output must be a float tensor, not " + std::string(tile::dtype_name(output.dtype())));
+    throw EdslError(op + ": output must be a float tensor, not " +
+                    std::string(tile::dtype_name(output.dtype())));
 }
 
 // log of the class probabilities along `axis`, as Keras computes them.
@@ -27,13 +28,14 @@ Tensor log_probabilities(const Tensor &output, bool from_logits, int64_t axis) {
 
 }  // namespace
 
-Tensor categorical_crossentropy(const Tensor &target, const Tensor &output, bool from_logits, int64_t axis) {
+Tensor categorical_crossentropy(const Tensor &target, const Tensor &output, bool from_logits,
+                                int64_t axis) {
   const std::string op = "categorical_crossentropy";
   check_float(op, output);
   normalize_axes(op, {axis}, output.rank());
   if (target.shape() != output.shape())
-    throw EdslError(op + ": target has shape " + shape_text(target.shape()) + " but output has shape " +
-                    shape_text(output.shape()));
+    throw EdslError(op + ": target has shape " + shape_text(target.shape()) +
+                    " but output has shape " + shape_text(output.shape()));
   return -sum(target * log_probabilities(output, from_logits, axis), {axis});
 }
 
@@ -50,8 +52,8 @@ Tensor sparse_categorical_crossentropy(const Tensor &target, const Tensor &outpu
   kept[a] = 1;
   if (target.shape() != want && target.shape() != kept)
     throw EdslError(op + ": target has shape " + shape_text(target.shape()) + " but output " +
-                    shape_text(output.shape()) + " needs " + shape_text(want) + " (output's shape without axis " +
-                    std::to_string(axis) + ")");
+                    shape_text(output.shape()) + " needs " + shape_text(want) +
+                    " (output's shape without axis " + std::to_string(axis) + ")");
   // The target's class, compared with each position along the axis, is a one-hot mask.
   Tensor one_hot = index(output, static_cast<int>(a)) == reshape(target, kept);
   Tensor picked = select(one_hot, log_probabilities(output, from_logits, axis), 0);
@@ -62,8 +64,8 @@ Tensor binary_crossentropy(const Tensor &target, const Tensor &output, bool from
   const std::string op = "binary_crossentropy";
   check_float(op, output);
   if (target.shape() != output.shape())
-    throw EdslError(op + ": target has shape " + shape_text(target.shape()) + " but output has shape " +
-                    shape_text(output.shape()));
+    throw EdslError(op + ": target has shape " + shape_text(target.shape()) +
+                    " but output has shape " + shape_text(output.shape()));
   if (from_logits) {
     // max(z, 0) - z t + log(1 + exp(-|z|)): the logistic loss without exp of a large argument.
     return tessera::max(output, 0) - output * target + log(exp(-abs(output)) + 1);
@@ -75,17 +77,19 @@ Tensor binary_crossentropy(const Tensor &target, const Tensor &output, bool from
 void register_loss_ops(OpRegistry &registry) {
   registry.add("categorical_crossentropy", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
     expect_inputs(attrs, in, 2, 2);
-    return std::vector<Tensor>{
-        categorical_crossentropy(in[0], in[1], attrs.get_bool("from_logits", false), attrs.get_int("axis", -1))};
+    return std::vector<Tensor>{categorical_crossentropy(
+        in[0], in[1], attrs.get_bool("from_logits", false), attrs.get_int("axis", -1))};
   });
-  registry.add("sparse_categorical_crossentropy", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
-    expect_inputs(attrs, in, 2, 2);
-    return std::vector<Tensor>{sparse_categorical_crossentropy(in[0], in[1], attrs.get_bool("from_logits", false),
-                                                               attrs.get_int("axis", -1))};
-  });
+  registry.add(
+      "sparse_categorical_crossentropy", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
+        expect_inputs(attrs, in, 2, 2);
+        return std::vector<Tensor>{sparse_categorical_crossentropy(
+            in[0], in[1], attrs.get_bool("from_logits", false), attrs.get_int("axis", -1))};
+      });
   registry.add("binary_crossentropy", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
     expect_inputs(attrs, in, 2, 2);
-    return std::vector<Tensor>{binary_crossentropy(in[0], in[1], attrs.get_bool("from_logits", false))};
+    return std::vector<Tensor>{
+        binary_crossentropy(in[0], in[1], attrs.get_bool("from_logits", false))};
   });
 }
 

@@ -12,8 +12,7 @@ using Inputs = std::vector<Tensor>;
 
 void expect_inputs(const OpAttrs &attrs, const Inputs &in, size_t lo, size_t hi,
                    const char *names) {
-  if (in.size() >= lo && in.size() <= hi)
-    return;
+  if (in.size() >= lo && in.size() <= hi) return;
   std::string count =
       lo == hi ? std::to_string(lo) : std::to_string(lo) + " or " + std::to_string(hi);
   throw EdslError(attrs.op_name + ": expects " + count + " inputs (" + names + "), got " +
@@ -24,8 +23,7 @@ Tensor optional_input(const Inputs &in, size_t i) { return i < in.size() ? in[i]
 
 // `padding` is "valid", "same" or a flat list of (before, after) pairs.
 Padding padding_attr(const OpAttrs &attrs) {
-  if (!attrs.has("padding"))
-    return Padding::valid();
+  if (!attrs.has("padding")) return Padding::valid();
   std::string name;
   try {
     name = attrs.get_string("padding", "valid");
@@ -86,8 +84,7 @@ void register_pool(OpRegistry &registry, const std::string &name, size_t spatial
     expect_inputs(attrs, in, 1, 1, "input");
     size_t axes = spatial_axes(in);
     PoolOptions o;
-    if (!attrs.has("pool_size"))
-      throw EdslError(attrs.op_name + ": missing attribute 'pool_size'");
+    if (!attrs.has("pool_size")) throw EdslError(attrs.op_name + ": missing attribute 'pool_size'");
     o.pool_size = attrs.get_ints("pool_size", {}, axes);
     o.strides = attrs.get_ints("strides", {}, axes);
     o.padding = padding_attr(attrs);
@@ -104,7 +101,7 @@ void register_global_pool(OpRegistry &registry, const std::string &name, pool_de
   });
 }
 
-} // namespace
+}  // namespace
 
 void register_nn_ops(OpRegistry &registry) {
   registry.add("matmul", [](const Inputs &in, const OpAttrs &attrs) {
@@ -130,4 +127,4 @@ void register_nn_ops(OpRegistry &registry) {
   register_global_pool(registry, "global_avg_pool", pool_detail::Kind::Avg);
 }
 
-} // namespace tessera::ops
+}  // namespace tessera::ops

@@ -23,8 +23,8 @@ namespace {
 
 // A parameter broadcast against x: `param` has either `compact` (the sizes on the normalized
 // axes) or x's rank with those sizes on `axes` and 1 elsewhere; returns the latter.
-Tensor broadcastable(const std::string &op, const std::string &what, const Tensor &param, const Tensor &x,
-                     const std::vector<size_t> &axes) {
+Tensor broadcastable(const std::string &op, const std::string &what, const Tensor &param,
+                     const Tensor &x, const std::vector<size_t> &axes) {
   std::vector<int64_t> compact, full(x.rank(), 1);
   for (size_t a : axes) {
     compact.push_back(x.shape()[a]);
@@ -34,8 +34,9 @@ Tensor broadcastable(const std::string &op, const std::string &what, const Tenso
   if (param.shape() == compact) return reshape(param, full);
   std::string axes_text;
   for (size_t i = 0; i < axes.size(); ++i) axes_text += (i ? ", " : "") + std::to_string(axes[i]);
-  throw EdslError(op + ": " + what + " has shape " + shape_text(param.shape()) + " but x " + shape_text(x.shape()) +
-                  " needs " + shape_text(compact) + " (x's sizes on axis " + axes_text + ")");
+  throw EdslError(op + ": " + what + " has shape " + shape_text(param.shape()) + " but x " +
+                  shape_text(x.shape()) + " needs " + shape_text(compact) + " (x's sizes on axis " +
+                  axes_text + ")");
 }
 
 }  // namespace
@@ -61,8 +62,8 @@ Moments moments(const Tensor &x, const std::vector<int64_t> &axes, bool keepdims
   return {keepdims ? m : mean(x, axes, false), v};
 }
 
-Tensor layer_norm(const Tensor &x, const std::vector<int64_t> &axes, double epsilon, const Tensor &gamma,
-                  const Tensor &beta) {
+Tensor layer_norm(const Tensor &x, const std::vector<int64_t> &axes, double epsilon,
+                  const Tensor &gamma, const Tensor &beta) {
   if (epsilon < 0) throw EdslError("layer_norm: epsilon must not be negative");
   std::vector<size_t> normalized = normalize_axes("layer_norm", axes, x.rank());
   Tensor m = mean(x, axes, true);
@@ -85,9 +86,12 @@ void register_norm_ops(OpRegistry &registry) {
   // Inputs (x, mean, variance) or (x, mean, variance, beta, gamma), in Keras' order.
   registry.add("batch_norm", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
     expect_inputs(attrs, in, 3, 5);
-    if (in.size() == 4) throw EdslError("batch_norm: expects 3 or 5 inputs (x, mean, variance[, beta, gamma]), got 4");
+    if (in.size() == 4)
+      throw EdslError(
+          "batch_norm: expects 3 or 5 inputs (x, mean, variance[, beta, gamma]), got 4");
     Tensor beta = in.size() == 5 ? in[3] : Tensor(), gamma = in.size() == 5 ? in[4] : Tensor();
-    return std::vector<Tensor>{batch_norm(in[0], in[1], in[2], beta, gamma, attrs.get_float("epsilon", 1e-3),
+    return std::vector<Tensor>{batch_norm(in[0], in[1], in[2], beta, gamma,
+                                          attrs.get_float("epsilon", 1e-3),
                                           attrs.get_int("axis", -1))};
   });
   registry.add("moments", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
@@ -99,8 +103,9 @@ void register_norm_ops(OpRegistry &registry) {
   // Inputs (x), (x, gamma) or (x, gamma, beta).
   registry.add("layer_norm", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
     expect_inputs(attrs, in, 1, 3);
-    return std::vector<Tensor>{layer_norm(in[0], attrs.get_ints("axis", {-1}), attrs.get_float("epsilon", 1e-3),
-                                          in.size() > 1 ? in[1] : Tensor(), in.size() > 2 ? in[2] : Tensor())};
+    return std::vector<Tensor>{
+        layer_norm(in[0], attrs.get_ints("axis", {-1}), attrs.get_float("epsilon", 1e-3),
+                   in.size() > 1 ? in[1] : Tensor(), in.size() > 2 ? in[2] : Tensor())};
   });
 }
 

@@ -9,13 +9,15 @@ const OpAttr *OpAttrs::find(const std::string &name) const {
 
 namespace {
 [[noreturn]] void bad_attr(const OpAttrs &attrs, const std::string &name, const char *want) {
-  throw EdslError((attrs.op_name.empty() ? "" : attrs.op_name + ": ") + "attribute '" + name + "' must be " + want);
+  throw EdslError((attrs.op_name.empty() ? "" : attrs.op_name + ": ") + "attribute '" + name +
+                  "' must be " + want);
 }
 }  // namespace
 
 int64_t OpAttrs::get_int(const std::string &name) const {
   const OpAttr *v = find(name);
-  if (!v) throw EdslError((op_name.empty() ? "" : op_name + ": ") + "missing attribute '" + name + "'");
+  if (!v)
+    throw EdslError((op_name.empty() ? "" : op_name + ": ") + "missing attribute '" + name + "'");
   if (auto *i = std::get_if<int64_t>(v)) return *i;
   if (auto *b = std::get_if<bool>(v)) return *b;
   bad_attr(*this, name, "an integer");
@@ -48,8 +50,8 @@ std::string OpAttrs::get_string(const std::string &name, const std::string &fall
   bad_attr(*this, name, "a string");
 }
 
-std::vector<int64_t> OpAttrs::get_ints(const std::string &name, const std::vector<int64_t> &fallback,
-                                       size_t repeat) const {
+std::vector<int64_t> OpAttrs::get_ints(const std::string &name,
+                                       const std::vector<int64_t> &fallback, size_t repeat) const {
   const OpAttr *v = find(name);
   if (!v) return fallback;
   if (auto *l = std::get_if<std::vector<int64_t>>(v)) return *l;
@@ -58,7 +60,8 @@ std::vector<int64_t> OpAttrs::get_ints(const std::string &name, const std::vecto
 }
 
 void OpRegistry::add(const std::string &name, OpFunction fn) {
-  if (!ops_.emplace(name, std::move(fn)).second) throw EdslError("op '" + name + "' is registered twice");
+  if (!ops_.emplace(name, std::move(fn)).second)
+    throw EdslError("op '" + name + "' is registered twice");
 }
 
 std::vector<std::string> OpRegistry::names() const {
@@ -67,7 +70,8 @@ std::vector<std::string> OpRegistry::names() const {
   return out;
 }
 
-std::vector<Tensor> OpRegistry::call(const std::string &name, const std::vector<Tensor> &inputs, OpAttrs attrs) const {
+std::vector<Tensor> OpRegistry::call(const std::string &name, const std::vector<Tensor> &inputs,
+                                     OpAttrs attrs) const {
   auto it = ops_.find(name);
   if (it == ops_.end()) throw EdslError("unknown op '" + name + "'");
   attrs.op_name = name;

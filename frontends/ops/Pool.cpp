@@ -12,11 +12,9 @@ namespace {
 std::vector<IndexExpr> layout(DataFormat format, const IndexExpr &n, const IndexExpr &c,
                               const std::vector<IndexExpr> &spatial) {
   std::vector<IndexExpr> idx{n};
-  if (format == DataFormat::ChannelsFirst)
-    idx.push_back(c);
+  if (format == DataFormat::ChannelsFirst) idx.push_back(c);
   idx.insert(idx.end(), spatial.begin(), spatial.end());
-  if (format == DataFormat::ChannelsLast)
-    idx.push_back(c);
+  if (format == DataFormat::ChannelsLast) idx.push_back(c);
   return idx;
 }
 
@@ -35,26 +33,22 @@ Tensor in_range_count(const Tensor &sums, const std::vector<WindowAxis> &axes,
       continue;
     }
     Tensor start = index(sums, static_cast<int>(first_spatial + i));
-    if (a.stride != 1)
-      start = start * a.stride;
-    if (a.pad_before != 0)
-      start = start - a.pad_before;
+    if (a.stride != 1) start = start * a.stride;
+    if (a.pad_before != 0) start = start - a.pad_before;
     Tensor taps = tessera::min(start + a.window, a.in) - tessera::max(start, 0);
     count = count.defined() ? count * taps : taps;
   }
-  if (!count.defined())
-    return Tensor(full);
+  if (!count.defined()) return Tensor(full);
   return full == 1 ? cast(count, sums.dtype()) : cast(count, sums.dtype()) * full;
 }
 
-} // namespace
+}  // namespace
 
 Tensor pool(const std::string &op, size_t spatial, Kind kind, const Tensor &x,
             const PoolOptions &options) {
   size_t ns = conv_detail::spatial_rank(op, x, spatial);
   bool last = options.data_format == DataFormat::ChannelsLast;
-  if (options.pool_size.empty())
-    throw EdslError(op + ": pool_size is required");
+  if (options.pool_size.empty()) throw EdslError(op + ": pool_size is required");
   std::vector<int64_t> window = per_axis(op, "pool_size", options.pool_size, ns, 1);
   std::vector<int64_t> strides = options.strides.empty() ? window : options.strides;
   size_t first_spatial = last ? 1 : 2;
@@ -79,11 +73,9 @@ Tensor pool(const std::string &op, size_t spatial, Kind kind, const Tensor &x,
   }
   int64_t C = x.shape()[last ? ns + 1 : 1];
   std::vector<int64_t> out_shape{x.shape()[0]};
-  for (const auto &a : axes)
-    out_shape.push_back(a.out);
+  for (const auto &a : axes) out_shape.push_back(a.out);
   out_shape.insert(last ? out_shape.end() : out_shape.begin() + 1, C);
-  for (int64_t d : out_shape)
-    dims.emplace_back(d);
+  for (int64_t d : out_shape) dims.emplace_back(d);
 
   Tensor out = TensorOutput(dims);
   if (kind == Kind::Max) {
@@ -92,10 +84,8 @@ Tensor pool(const std::string &op, size_t spatial, Kind kind, const Tensor &x,
     out(layout(options.data_format, n, c, out_sp)) += x(layout(options.data_format, n, c, in_sp));
   }
   // The accesses alone would let a tap run past its window into the next one.
-  for (size_t i = 0; i < ns; ++i)
-    out.add_constraint(IndexExpr(k[i]) < TensorDim(axes[i].window));
-  if (kind == Kind::Max)
-    return out;
+  for (size_t i = 0; i < ns; ++i) out.add_constraint(IndexExpr(k[i]) < TensorDim(axes[i].window));
+  if (kind == Kind::Max) return out;
   return out / in_range_count(out, axes, first_spatial);
 }
 
@@ -114,12 +104,9 @@ Tensor global_pool(const std::string &op, Kind kind, const Tensor &x, bool keepd
   }
   int64_t N = x.shape()[0], C = x.shape()[format == DataFormat::ChannelsLast ? ns + 1 : 1];
   std::vector<TensorDim> dims{N};
-  if (format == DataFormat::ChannelsFirst)
-    dims.emplace_back(C);
-  if (keepdims)
-    dims.insert(dims.end(), ns, TensorDim(1));
-  if (format == DataFormat::ChannelsLast)
-    dims.emplace_back(C);
+  if (format == DataFormat::ChannelsFirst) dims.emplace_back(C);
+  if (keepdims) dims.insert(dims.end(), ns, TensorDim(1));
+  if (format == DataFormat::ChannelsLast) dims.emplace_back(C);
   std::vector<IndexExpr> out_idx =
       keepdims ? layout(format, n, c, out_sp) : std::vector<IndexExpr>{n, c};
 
@@ -132,7 +119,7 @@ Tensor global_pool(const std::string &op, Kind kind, const Tensor &x, bool keepd
   return out / taps;
 }
 
-} // namespace pool_detail
+}  // namespace pool_detail
 
 Tensor max_pool(const Tensor &x, const PoolOptions &options) {
   return pool_detail::pool("max_pool", 0, pool_detail::Kind::Max, x, options);
@@ -147,4 +134,4 @@ Tensor global_avg_pool(const Tensor &x, bool keepdims, DataFormat format) {
   return pool_detail::global_pool("global_avg_pool", pool_detail::Kind::Avg, x, keepdims, format);
 }
 
-} // namespace tessera::ops
+}  // namespace tessera::ops

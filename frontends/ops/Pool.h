@@ -12,9 +12,9 @@
 namespace tessera::ops {
 
 struct PoolOptions {
-  std::vector<int64_t> pool_size; // one per spatial axis (required)
-  std::vector<int64_t> strides;   // empty = pool_size (Keras' default)
-  Padding padding; // valid, same (TensorFlow's split) or explicit pairs smaller than the window
+  std::vector<int64_t> pool_size;  // one per spatial axis (required)
+  std::vector<int64_t> strides;    // empty = pool_size (Keras' default)
+  Padding padding;  // valid, same (TensorFlow's split) or explicit pairs smaller than the window
   DataFormat data_format = DataFormat::ChannelsLast;
 };
 
@@ -37,6 +37,6 @@ Tensor pool(const std::string &op, size_t spatial, Kind kind, const Tensor &x,
             const PoolOptions &options);
 Tensor global_pool(const std::string &op, Kind kind, const Tensor &x, bool keepdims,
                    DataFormat format);
-} // namespace pool_detail
+}  // namespace pool_detail
 
-} // namespace tessera::ops
+}  // namespace tessera::ops

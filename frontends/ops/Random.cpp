@@ -10,10 +10,11 @@ Dropout dropout(const Tensor &x, const Tensor &state, double rate) {
   if (!(rate >= 0 && rate < 1))
     throw EdslError("dropout: rate " + std::to_string(rate) + " is outside [0, 1)");
   if (state.dtype() != DType::UInt32 || state.rank() != 2 || state.shape()[0] != 3)
-    throw EdslError("dropout: state must be uint32 [3, N], not " + std::string(tile::dtype_name(state.dtype())) +
-                    " " + shape_text(state.shape()));
+    throw EdslError("dropout: state must be uint32 [3, N], not " +
+                    std::string(tile::dtype_name(state.dtype())) + " " + shape_text(state.shape()));
   if (!tile::is_float(x.dtype()))
-    throw EdslError("dropout: x must be a float tensor, not " + std::string(tile::dtype_name(x.dtype())));
+    throw EdslError("dropout: x must be a float tensor, not " +
+                    std::string(tile::dtype_name(x.dtype())));
   Tensor step = prng_step(state, x.shape());
   Tensor keep = prng_value(step) >= rate;
   return {select(keep, x / (1 - rate), 0), prng_state(step)};

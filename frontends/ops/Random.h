@@ -11,8 +11,8 @@ struct Dropout {
   Tensor y;
   Tensor state;  // the next prng state
 };
-/// Inverted dropout: each element of x is kept with probability 1 - rate and scaled by 1 / (1 - rate),
-/// else 0. `state` (uint32 [3, N]) is the seed; rate must lie in [0, 1).
+/// Inverted dropout: each element of x is kept with probability 1 - rate and scaled by 1 / (1 -
+/// rate), else 0. `state` (uint32 [3, N]) is the seed; rate must lie in [0, 1).
 Dropout dropout(const Tensor &x, const Tensor &state, double rate);
 
 }  // namespace tessera::ops

@@ -9,13 +9,14 @@
 
 namespace tessera::ops {
 
-std::vector<size_t> normalize_axes(const std::string &op, const std::vector<int64_t> &axes, size_t rank) {
+std::vector<size_t> normalize_axes(const std::string &op, const std::vector<int64_t> &axes,
+                                   size_t rank) {
   std::vector<size_t> out;
   const auto r = static_cast<int64_t>(rank);
   for (int64_t a : axes) {
     if (a < -r || a >= r)
-      throw EdslError(op + ": axis " + std::to_string(a) + " is out of range for a tensor of rank " +
-                      std::to_string(rank));
+      throw EdslError(op + ": axis " + std::to_string(a) +
+                      " is out of range for a tensor of rank " + std::to_string(rank));
     size_t n = static_cast<size_t>(a < 0 ? a + r : a);
     if (std::find(out.begin(), out.end(), n) != out.end())
       throw EdslError(op + ": axis " + std::to_string(a) + " is repeated");
@@ -33,11 +34,13 @@ std::vector<int64_t> all_axes(const Tensor &x) {
 
 namespace {
 
-Tensor reduce_axes(const std::string &op, tile::AggOp agg, const Tensor &x, const std::vector<int64_t> &axes,
-              bool keepdims) {
+Tensor reduce_axes(const std::string &op, tile::AggOp agg, const Tensor &x,
+                   const std::vector<int64_t> &axes, bool keepdims) {
   std::vector<size_t> reduced = normalize_axes(op, axes, x.rank());
   if (reduced.empty()) return x;
-  auto is_reduced = [&](size_t i) { return std::find(reduced.begin(), reduced.end(), i) != reduced.end(); };
+  auto is_reduced = [&](size_t i) {
+    return std::find(reduced.begin(), reduced.end(), i) != reduced.end();
+  };
   std::vector<TensorIndex> idx(x.rank());
   std::vector<IndexExpr> in_idx, out_idx;
   std::vector<TensorDim> out_dims;
@@ -72,8 +75,8 @@ int64_t reduced_count(const std::string &op, const Tensor &x, const std::vector<
 
 // The first extreme: positions where x equals its extreme keep their row-major offset within the
 // reduced block, the others an offset past the end, and a min over the block picks the first.
-Tensor arg_extreme(const std::string &op, tile::AggOp agg, const Tensor &x, const std::vector<int64_t> &axes,
-                   bool keepdims) {
+Tensor arg_extreme(const std::string &op, tile::AggOp agg, const Tensor &x,
+                   const std::vector<int64_t> &axes, bool keepdims) {
   if (x.rank() == 0) throw EdslError(op + ": x is a scalar; it needs rank 1 or more");
   std::vector<size_t> reduced = normalize_axes(op, axes, x.rank());
   if (reduced.empty()) throw EdslError(op + ": axis lists no axes");
@@ -139,7 +142,7 @@ Tensor argmin(const Tensor &x) { return argmin(x, all_axes(x)); }
 void register_reduce_ops(OpRegistry &registry) {
   using Reduction = Tensor (*)(const Tensor &, const std::vector<int64_t> &, bool);
   const std::pair<const char *, Reduction> reductions[] = {
-      {"sum", sum},   {"mean", mean},       {"max", max},         {"min", min},
+      {"sum", sum},   {"mean", mean},     {"max", max},       {"min", min},
       {"prod", prod}, {"argmax", argmax}, {"argmin", argmin},
   };
   for (const auto &[name, fn] : reductions) {

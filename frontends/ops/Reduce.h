@@ -11,7 +11,8 @@ namespace tessera::ops {
 
 /// Axes as numpy takes them (negative counts from the end) checked against `rank` and returned
 /// sorted; throws EdslError "<op>: axis 3 is out of range ..." or "<op>: axis 1 is repeated".
-std::vector<size_t> normalize_axes(const std::string &op, const std::vector<int64_t> &axes, size_t rank);
+std::vector<size_t> normalize_axes(const std::string &op, const std::vector<int64_t> &axes,
+                                   size_t rank);
 
 /// Every axis of `x`, the default of the reductions.
 std::vector<int64_t> all_axes(const Tensor &x);
@@ -34,7 +35,8 @@ Tensor prod(const Tensor &x, const std::vector<int64_t> &axes, bool keepdims = f
 Tensor prod(const Tensor &x);
 
 /// int32 position of the first maximum (minimum) over `axes`; with several axes, the row-major
-/// position within the reduced block, so that all axes (the default) matches np.argmax on x.ravel().
+/// position within the reduced block, so that all axes (the default) matches np.argmax on
+/// x.ravel().
 Tensor argmax(const Tensor &x, const std::vector<int64_t> &axes, bool keepdims = false);
 Tensor argmax(const Tensor &x);
 Tensor argmin(const Tensor &x, const std::vector<int64_t> &axes, bool keepdims = false);

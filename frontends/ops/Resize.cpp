@@ -11,14 +11,17 @@ namespace {
 
 void expect_nhwc(const std::string &op, const Tensor &x) {
   if (x.rank() != 4)
-    throw EdslError(op + ": input has rank " + std::to_string(x.rank()) + "; it must be NHWC (rank 4)");
+    throw EdslError(op + ": input has rank " + std::to_string(x.rank()) +
+                    "; it must be NHWC (rank 4)");
 }
 
 void expect_pair(const std::string &op, const std::string &what, const std::vector<int64_t> &v) {
   if (v.size() != 2)
-    throw EdslError(op + ": " + what + " needs 2 entries (height, width), got " + std::to_string(v.size()));
+    throw EdslError(op + ": " + what + " needs 2 entries (height, width), got " +
+                    std::to_string(v.size()));
   for (int64_t d : v)
-    if (d < 1) throw EdslError(op + ": " + what + " entries must be at least 1, got " + std::to_string(d));
+    if (d < 1)
+      throw EdslError(op + ": " + what + " entries must be at least 1, got " + std::to_string(d));
 }
 
 // W[o, i]: how much input row i contributes to output row o under TF's half-pixel bilinear rule.
@@ -73,8 +76,10 @@ void register_resize_ops(OpRegistry &registry) {
     if (in.size() != 1) throw EdslError(op + ": expects 1 input, got " + std::to_string(in.size()));
     const Tensor &x = in[0];
     expect_nhwc(op, x);
-    if (attrs.has("scale") == attrs.has("size")) throw EdslError(op + ": give exactly one of 'scale' and 'size'");
-    std::vector<int64_t> scale = attrs.get_ints("scale", {}, 2), size = attrs.get_ints("size", {}, 2);
+    if (attrs.has("scale") == attrs.has("size"))
+      throw EdslError(op + ": give exactly one of 'scale' and 'size'");
+    std::vector<int64_t> scale = attrs.get_ints("scale", {}, 2),
+                         size = attrs.get_ints("size", {}, 2);
     if (method == "nearest") {
       if (attrs.has("size")) {
         expect_pair(op, "size", size);
@@ -87,7 +92,8 @@ void register_resize_ops(OpRegistry &registry) {
       }
       return std::vector<Tensor>{resize_nearest(x, scale)};
     }
-    if (method != "bilinear") throw EdslError(op + ": method '" + method + "' is not 'nearest' or 'bilinear'");
+    if (method != "bilinear")
+      throw EdslError(op + ": method '" + method + "' is not 'nearest' or 'bilinear'");
     if (attrs.has("scale")) {
       expect_pair(op, "scale", scale);
       size = {x.shape()[1] * scale[0], x.shape()[2] * scale[1]};
@@ -97,10 +103,12 @@ void register_resize_ops(OpRegistry &registry) {
   registry.add("resize", [resize](const std::vector<Tensor> &in, const OpAttrs &attrs) {
     return resize(attrs.get_string("method", "nearest"), in, attrs);
   });
-  registry.add("resize_nearest",
-               [resize](const std::vector<Tensor> &in, const OpAttrs &attrs) { return resize("nearest", in, attrs); });
-  registry.add("resize_bilinear",
-               [resize](const std::vector<Tensor> &in, const OpAttrs &attrs) { return resize("bilinear", in, attrs); });
+  registry.add("resize_nearest", [resize](const std::vector<Tensor> &in, const OpAttrs &attrs) {
+    return resize("nearest", in, attrs);
+  });
+  registry.add("resize_bilinear", [resize](const std::vector<Tensor> &in, const OpAttrs &attrs) {
+    return resize("bilinear", in, attrs);
+  });
 }
 
 }  // namespace tessera::ops

@@ -1,4 +1,5 @@
-// Image resizing of NHWC tensors: nearest (Keras 2.3 UpSampling2D) and bilinear (TF2 tf.image.resize).
+// Image resizing of NHWC tensors: nearest (Keras 2.3 UpSampling2D) and bilinear (TF2
+// tf.image.resize).
 #pragma once
 
 #include <cstdint>

@@ -9,7 +9,8 @@ namespace tessera::ops {
 
 namespace {
 
-Tensor scan(const std::string &op, tile::AggOp agg, const Tensor &x, int64_t axis, bool exclusive, bool reverse) {
+Tensor scan(const std::string &op, tile::AggOp agg, const Tensor &x, int64_t axis, bool exclusive,
+            bool reverse) {
   int64_t rank = static_cast<int64_t>(x.rank());
   if (rank == 0) throw EdslError(op + ": the input is a scalar; it needs rank 1 or more");
   int64_t a = normalize_axis(op, axis, rank);
@@ -45,10 +46,12 @@ Tensor cumprod(const Tensor &x, int64_t axis, bool exclusive, bool reverse) {
 void register_scan_ops(OpRegistry &registry) {
   for (const char *name : {"cumsum", "cumprod"}) {
     registry.add(name, [name](const std::vector<Tensor> &in, const OpAttrs &attrs) {
-      if (in.size() != 1) throw EdslError(std::string(name) + ": expects 1 input, got " + std::to_string(in.size()));
+      if (in.size() != 1)
+        throw EdslError(std::string(name) + ": expects 1 input, got " + std::to_string(in.size()));
       auto fn = std::string(name) == "cumsum" ? cumsum : cumprod;
-      return std::vector<Tensor>{
-          fn(in[0], attrs.get_int("axis", 0), attrs.get_bool("exclusive", false), attrs.get_bool("reverse", false))};
+      return std::vector<Tensor>{fn(in[0], attrs.get_int("axis", 0),
+                                    attrs.get_bool("exclusive", false),
+                                    attrs.get_bool("reverse", false))};
     });
   }
 }

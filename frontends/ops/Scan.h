@@ -8,7 +8,8 @@
 namespace tessera::ops {
 
 /// tf.math.cumsum: out[i] = sum of x[k] for k <= i (k < i when exclusive; k >= i, k > i when
-/// reversed). A sum contraction whose constraint keeps k on the right side of i. Bool sums as int32.
+/// reversed). A sum contraction whose constraint keeps k on the right side of i. Bool sums as
+/// int32.
 Tensor cumsum(const Tensor &x, int64_t axis = 0, bool exclusive = false, bool reverse = false);
 
 /// tf.math.cumprod: the same ranges with a product contraction; an empty range gives 1.

@@ -19,7 +19,9 @@ std::string list_text(const std::vector<int64_t> &v) {
 
 std::vector<TensorIndex> indices(size_t n) { return std::vector<TensorIndex>(n); }
 
-std::vector<IndexExpr> exprs(const std::vector<TensorIndex> &idx) { return {idx.begin(), idx.end()}; }
+std::vector<IndexExpr> exprs(const std::vector<TensorIndex> &idx) {
+  return {idx.begin(), idx.end()};
+}
 
 int64_t product(const std::vector<int64_t> &v) {
   return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>());
@@ -36,9 +38,10 @@ int64_t normalize_axis(const std::string &op, int64_t axis, int64_t rank, const 
 
 Tensor full(const std::vector<int64_t> &shape, double value, DType dtype) {
   // A contraction whose only access is a rank-0 literal writes it at every output point.
-  Tensor literal = tile::is_float(dtype) || value != static_cast<double>(static_cast<int64_t>(value))
-                       ? Tensor(value)
-                       : Tensor(static_cast<int64_t>(value));
+  Tensor literal =
+      tile::is_float(dtype) || value != static_cast<double>(static_cast<int64_t>(value))
+          ? Tensor(value)
+          : Tensor(static_cast<int64_t>(value));
   Tensor out = TensorOutput(std::vector<TensorDim>(shape.begin(), shape.end()));
   out(exprs(indices(shape.size()))) = literal();
   return out.dtype() == dtype ? out : cast(out, dtype);
@@ -59,13 +62,13 @@ Tensor concatenate(const std::vector<Tensor> &inputs, int64_t axis) {
                       std::string(tile::dtype_name(t.dtype())) + " but input 0 has " +
                       std::string(tile::dtype_name(first.dtype())));
     if (static_cast<int64_t>(t.rank()) != rank)
-      throw EdslError("concatenate: input " + std::to_string(n) + " has rank " + std::to_string(t.rank()) +
-                      " but input 0 has rank " + std::to_string(rank));
+      throw EdslError("concatenate: input " + std::to_string(n) + " has rank " +
+                      std::to_string(t.rank()) + " but input 0 has rank " + std::to_string(rank));
     for (int64_t d = 0; d < rank; ++d)
       if (d != a && t.shape()[d] != first.shape()[d])
-        throw EdslError("concatenate: input " + std::to_string(n) + " has shape " + list_text(t.shape()) +
-                        " but input 0 has " + list_text(first.shape()) + " (they may differ only on axis " +
-                        std::to_string(a) + ")");
+        throw EdslError("concatenate: input " + std::to_string(n) + " has shape " +
+                        list_text(t.shape()) + " but input 0 has " + list_text(first.shape()) +
+                        " (they may differ only on axis " + std::to_string(a) + ")");
     shape[a] += t.shape()[a];
   }
   // Each link writes one input at its offset; the earlier links arrive through the default.
@@ -87,8 +90,8 @@ Tensor concatenate(const std::vector<Tensor> &inputs, int64_t axis) {
 Tensor slice(const Tensor &x, const std::vector<SliceRange> &ranges) {
   int64_t rank = static_cast<int64_t>(x.rank());
   if (static_cast<int64_t>(ranges.size()) > rank)
-    throw EdslError("slice: " + std::to_string(ranges.size()) + " ranges given for a tensor of rank " +
-                    std::to_string(rank));
+    throw EdslError("slice: " + std::to_string(ranges.size()) +
+                    " ranges given for a tensor of rank " + std::to_string(rank));
   auto idx = indices(rank);
   std::vector<IndexExpr> from;
   std::vector<TensorDim> out_shape;
@@ -109,7 +112,8 @@ Tensor slice(const Tensor &x, const std::vector<SliceRange> &ranges) {
     };
     int64_t b = adjust(r.begin, down ? n - 1 : 0);
     int64_t e = adjust(r.end, down ? -1 : n);
-    int64_t len = down ? (e < b ? (b - e - 1) / -r.step + 1 : 0) : (b < e ? (e - b - 1) / r.step + 1 : 0);
+    int64_t len =
+        down ? (e < b ? (b - e - 1) / -r.step + 1 : 0) : (b < e ? (e - b - 1) / r.step + 1 : 0);
     out_shape.emplace_back(len);
     from.push_back(IndexExpr(b) + IndexExpr(r.step) * idx[a]);
   }
@@ -121,12 +125,14 @@ Tensor slice(const Tensor &x, const std::vector<SliceRange> &ranges) {
 Tensor pad(const Tensor &x, const std::vector<int64_t> &pads, double value) {
   size_t rank = x.rank();
   if (pads.size() != 2 * rank)
-    throw EdslError("pad: pads has " + std::to_string(pads.size()) + " entries but a tensor of rank " +
-                    std::to_string(rank) + " needs " + std::to_string(2 * rank) + " (a before/after pair per axis)");
+    throw EdslError("pad: pads has " + std::to_string(pads.size()) +
+                    " entries but a tensor of rank " + std::to_string(rank) + " needs " +
+                    std::to_string(2 * rank) + " (a before/after pair per axis)");
   for (size_t i = 0; i < pads.size(); ++i)
     if (pads[i] < 0)
-      throw EdslError("pad: pads entry " + std::to_string(i) + " (" + (i % 2 ? "after" : "before") + " axis " +
-                      std::to_string(i / 2) + ") is negative: " + std::to_string(pads[i]));
+      throw EdslError("pad: pads entry " + std::to_string(i) + " (" + (i % 2 ? "after" : "before") +
+                      " axis " + std::to_string(i / 2) +
+                      ") is negative: " + std::to_string(pads[i]));
   std::vector<int64_t> shape;
   auto idx = indices(rank);
   std::vector<IndexExpr> at;
@@ -153,8 +159,8 @@ Tensor transpose(const Tensor &x, std::vector<int64_t> perm) {
   const std::vector<int64_t> given = perm;
   for (int64_t &p : perm) {
     if (p < -rank || p >= rank || seen[p < 0 ? p + rank : p])
-      throw EdslError("transpose: perm " + list_text(given) + " is not a permutation of the axes 0.." +
-                      std::to_string(rank - 1));
+      throw EdslError("transpose: perm " + list_text(given) +
+                      " is not a permutation of the axes 0.." + std::to_string(rank - 1));
     p = p < 0 ? p + rank : p;
     seen[p] = true;
   }
@@ -186,13 +192,14 @@ Tensor reshape_to(const Tensor &x, std::vector<int64_t> shape) {
   }
   if (inferred) {
     if (known == 0 || total % known != 0)
-      throw EdslError("reshape: cannot infer the -1 in shape " + list_text(shape) + " for " + std::to_string(total) +
-                      " elements");
+      throw EdslError("reshape: cannot infer the -1 in shape " + list_text(shape) + " for " +
+                      std::to_string(total) + " elements");
     shape[*inferred] = total / known;
   }
   if (product(shape) != total)
-    throw EdslError("reshape: shape " + list_text(shape) + " has " + std::to_string(product(shape)) +
-                    " elements but the input " + list_text(x.shape()) + " has " + std::to_string(total));
+    throw EdslError("reshape: shape " + list_text(shape) + " has " +
+                    std::to_string(product(shape)) + " elements but the input " +
+                    list_text(x.shape()) + " has " + std::to_string(total));
   return reshape(x, shape);
 }
 
@@ -209,7 +216,8 @@ Tensor squeeze(const Tensor &x, const std::vector<int64_t> &axes) {
     int64_t n = normalize_axis("squeeze", a, rank);
     if (drop[n]) throw EdslError("squeeze: axis " + std::to_string(a) + " is listed twice");
     if (x.shape()[n] != 1)
-      throw EdslError("squeeze: axis " + std::to_string(a) + " has size " + std::to_string(x.shape()[n]) + ", not 1");
+      throw EdslError("squeeze: axis " + std::to_string(a) + " has size " +
+                      std::to_string(x.shape()[n]) + ", not 1");
     drop[n] = true;
   }
   std::vector<int64_t> shape;
@@ -239,7 +247,8 @@ Tensor tile_tensor(const Tensor &x, std::vector<int64_t> reps) {
   std::vector<IndexExpr> at;
   std::vector<TensorDim> shape;
   for (size_t a = 0; a < rank; ++a) {
-    at.push_back(reps[a] == 1 ? IndexExpr(idx[a]) : IndexExpr(idx[a]) + IndexExpr(in_shape[a]) * copy[a]);
+    at.push_back(reps[a] == 1 ? IndexExpr(idx[a])
+                              : IndexExpr(idx[a]) + IndexExpr(in_shape[a]) * copy[a]);
     shape.emplace_back(in_shape[a] * reps[a]);
   }
   Tensor out = TensorOutput(shape);
@@ -253,7 +262,8 @@ Tensor repeat(const Tensor &x, int64_t repeats, std::optional<int64_t> axis) {
   if (repeats < 0) throw EdslError("repeat: repeats is negative: " + std::to_string(repeats));
   Tensor in = axis ? x : reshape(x, {product(x.shape())});
   int64_t rank = static_cast<int64_t>(in.rank());
-  if (rank == 0) throw EdslError("repeat: the input is a scalar; give no axis to repeat it as a vector");
+  if (rank == 0)
+    throw EdslError("repeat: the input is a scalar; give no axis to repeat it as a vector");
   int64_t a = normalize_axis("repeat", axis.value_or(0), rank);
   auto idx = indices(rank);
   TensorIndex copy;
@@ -273,8 +283,8 @@ std::vector<Tensor> one(const Tensor &t) { return {t}; }
 
 void expect_count(const OpAttrs &attrs, const std::vector<Tensor> &in, size_t n) {
   if (in.size() != n)
-    throw EdslError(attrs.op_name + ": expects " + std::to_string(n) + " input" + (n == 1 ? "" : "s") + ", got " +
-                    std::to_string(in.size()));
+    throw EdslError(attrs.op_name + ": expects " + std::to_string(n) + " input" +
+                    (n == 1 ? "" : "s") + ", got " + std::to_string(in.size()));
 }
 
 // A slice bound list entry is absent past the list's end or where `mask` (tf.strided_slice's
@@ -292,11 +302,13 @@ void register_shape_ops(OpRegistry &registry) {
   });
   registry.add("slice", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {
     expect_count(attrs, in, 1);
-    auto begin = attrs.get_ints("begin", {}), end = attrs.get_ints("end", {}), step = attrs.get_ints("step", {});
+    auto begin = attrs.get_ints("begin", {}), end = attrs.get_ints("end", {}),
+         step = attrs.get_ints("step", {});
     int64_t begin_mask = attrs.get_int("begin_mask", 0), end_mask = attrs.get_int("end_mask", 0);
     std::vector<SliceRange> ranges(std::max({begin.size(), end.size(), step.size()}));
     for (size_t a = 0; a < ranges.size(); ++a)
-      ranges[a] = SliceRange{bound(begin, begin_mask, a), bound(end, end_mask, a), a < step.size() ? step[a] : 1};
+      ranges[a] = SliceRange{bound(begin, begin_mask, a), bound(end, end_mask, a),
+                             a < step.size() ? step[a] : 1};
     return one(slice(in[0], ranges));
   });
   registry.add("pad", [](const std::vector<Tensor> &in, const OpAttrs &attrs) {

@@ -16,7 +16,8 @@ namespace tessera::ops {
 Tensor concatenate(const std::vector<Tensor> &inputs, int64_t axis);
 
 /// One axis of a slice as Python writes `begin:end:step`; an absent bound means "from the first
-/// element in the step's direction" or "through the last". Bounds are clamped as Python clamps them.
+/// element in the step's direction" or "through the last". Bounds are clamped as Python clamps
+/// them.
 struct SliceRange {
   std::optional<int64_t> begin;
   std::optional<int64_t> end;
@@ -25,7 +26,8 @@ struct SliceRange {
 /// `x[r0, r1, ...]`; axes past the end of `ranges` are taken whole.
 Tensor slice(const Tensor &x, const std::vector<SliceRange> &ranges);
 
-/// Pads with a constant; `pads` is a flat list of (before, after) pairs, one per axis, none negative.
+/// Pads with a constant; `pads` is a flat list of (before, after) pairs, one per axis, none
+/// negative.
 Tensor pad(const Tensor &x, const std::vector<int64_t> &pads, double value = 0);
 
 /// Permutes axes: output axis k is input axis perm[k]. An empty perm reverses the axes.
@@ -57,13 +59,14 @@ Tensor take(const Tensor &x, const Tensor &indices, int64_t axis = 0);
 
 /// tf.one_hot: integer indices to a tensor with a new axis of size `depth` (at `axis`, -1 = last)
 /// holding `on` where the index matches and `off` elsewhere; out-of-range indices give all `off`.
-Tensor one_hot(const Tensor &indices, int64_t depth, double on = 1, double off = 0, int64_t axis = -1,
-               DType dtype = DType::Float32);
+Tensor one_hot(const Tensor &indices, int64_t depth, double on = 1, double off = 0,
+               int64_t axis = -1, DType dtype = DType::Float32);
 
 /// A tensor of `shape` filled with `value`, as a contraction over a literal.
 Tensor full(const std::vector<int64_t> &shape, double value, DType dtype);
 
 /// `axis` in [-rank, rank) made non-negative; throws "<op>: <what> A is out of range for rank R".
-int64_t normalize_axis(const std::string &op, int64_t axis, int64_t rank, const std::string &what = "axis");
+int64_t normalize_axis(const std::string &op, int64_t axis, int64_t rank,
+                       const std::string &what = "axis");
 
 }  // namespace tessera::ops

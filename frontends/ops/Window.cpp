@@ -5,27 +5,22 @@
 namespace tessera::ops {
 
 DataFormat parse_data_format(const std::string &op, const std::string &name) {
-  if (name == "channels_last")
-    return DataFormat::ChannelsLast;
-  if (name == "channels_first")
-    return DataFormat::ChannelsFirst;
+  if (name == "channels_last") return DataFormat::ChannelsLast;
+  if (name == "channels_first") return DataFormat::ChannelsFirst;
   throw EdslError(op + ": unknown data_format '" + name +
                   "' (expected 'channels_last' or 'channels_first')");
 }
 
 Padding parse_padding(const std::string &op, const std::string &name) {
-  if (name == "valid")
-    return Padding::valid();
-  if (name == "same")
-    return Padding::same();
+  if (name == "valid") return Padding::valid();
+  if (name == "same") return Padding::same();
   throw EdslError(op + ": unknown padding '" + name +
                   "' (expected 'valid', 'same' or a list of (before, after) pairs)");
 }
 
 std::string shape_string(const std::vector<int64_t> &shape) {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
 
@@ -37,8 +32,7 @@ IndexExpr window_access(const WindowAxis &axis, const TensorIndex &x, const Tens
 
 std::vector<int64_t> per_axis(const std::string &op, const std::string &what,
                               const std::vector<int64_t> &values, size_t axes, int64_t fallback) {
-  if (values.empty())
-    return std::vector<int64_t>(axes, fallback);
+  if (values.empty()) return std::vector<int64_t>(axes, fallback);
   if (values.size() != axes)
     throw EdslError(op + ": " + what + " has " + std::to_string(values.size()) +
                     " values but the input has " + std::to_string(axes) + " spatial dimensions");
@@ -102,4 +96,4 @@ std::vector<WindowAxis> window_axes(const std::string &op, const std::string &wi
   return axes;
 }
 
-} // namespace tessera::ops
+}  // namespace tessera::ops

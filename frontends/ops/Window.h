@@ -22,7 +22,7 @@ DataFormat parse_data_format(const std::string &op, const std::string &name);
 struct Padding {
   enum class Mode { Valid, Same, Explicit };
   Mode mode = Mode::Valid;
-  std::vector<int64_t> pads; // Explicit only: (before, after) per spatial axis, flattened
+  std::vector<int64_t> pads;  // Explicit only: (before, after) per spatial axis, flattened
 
   static Padding valid() { return {}; }
   static Padding same() { return {Mode::Same, {}}; }
@@ -62,4 +62,4 @@ std::vector<WindowAxis> window_axes(const std::string &op, const std::string &wi
 /// "[1, 2, 3]", for messages.
 std::string shape_string(const std::vector<int64_t> &shape);
 
-} // namespace tessera::ops
+}  // namespace tessera::ops

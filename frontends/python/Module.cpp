@@ -6,13 +6,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "autodiff/Gradient.h"
 #include "backends/Registry.h"
 #include "tessera/edsl.h"
 #include "tessera/ops.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
 #include "tile/Printer.h"
-#include "autodiff/Gradient.h"
 
 namespace py = pybind11;
 
@@ -24,7 +24,8 @@ tile::DType dtype_of(const py::array &a) {
   if (d.kind() == 'b') return tile::DType::Bool;
   std::string name = py::str(d.attr("name"));
   auto t = tile::parse_dtype(name);
-  if (!t || (d.byteorder() == '>')) throw tile::Error("error: unsupported array dtype '" + std::string(py::str(d)) + "'");
+  if (!t || (d.byteorder() == '>'))
+    throw tile::Error("error: unsupported array dtype '" + std::string(py::str(d)) + "'");
   return *t;
 }
 
@@ -66,8 +67,8 @@ std::string device_or_default(const std::string &device) {
 
 // Runs a registered op on numpy inputs: placeholders of the inputs' types, the op's EDSL function,
 // a program of its outputs, compiled and run on `device`.
-py::object run_op(const std::string &name, const std::vector<py::array> &inputs, const std::string &device,
-                  const py::kwargs &kwargs) {
+py::object run_op(const std::string &name, const std::vector<py::array> &inputs,
+                  const std::string &device, const py::kwargs &kwargs) {
   OpAttrs attrs;
   for (auto [k, v] : kwargs) attrs.set(k.cast<std::string>(), to_attr(k.cast<std::string>(), v));
   std::vector<Tensor> placeholders;
@@ -88,7 +89,8 @@ py::object run_op(const std::string &name, const std::vector<py::array> &inputs,
   TensorMap result = exe->run(values);
   if (outs.size() == 1) return to_numpy(result.at("O0"));
   py::list list;
-  for (size_t i = 0; i < outs.size(); ++i) list.append(to_numpy(result.at("O" + std::to_string(i))));
+  for (size_t i = 0; i < outs.size(); ++i)
+    list.append(to_numpy(result.at("O" + std::to_string(i))));
   return list;
 }
 
@@ -108,9 +110,9 @@ py::dict run_tile(const std::string &text, const py::dict &inputs, const std::st
   return result;
 }
 
-
 // tessera.grad: the gradient of a Tile program (text) as Tile text (autodiff::gradient).
-std::string grad_tile(const std::string &text, const std::vector<std::string> &wrt, const std::optional<std::string> &of) {
+std::string grad_tile(const std::string &text, const std::vector<std::string> &wrt,
+                      const std::optional<std::string> &of) {
   tile::Program p = tile::parse_program(text, "<python>");
   std::string target = of.value_or("");
   if (target.empty()) {
@@ -124,8 +126,8 @@ std::string grad_tile(const std::string &text, const std::vector<std::string> &w
 
 // tessera.op_grad: builds the op on placeholders of the inputs' types, differentiates its first
 // output against `seed` w.r.t. every float input, runs the gradient program on `device`.
-py::list op_grad(const std::string &name, const std::vector<py::array> &inputs, const py::array &seed,
-                 const std::string &device, const py::kwargs &kwargs) {
+py::list op_grad(const std::string &name, const std::vector<py::array> &inputs,
+                 const py::array &seed, const std::string &device, const py::kwargs &kwargs) {
   OpAttrs attrs;
   for (auto [k, v] : kwargs) attrs.set(k.cast<std::string>(), to_attr(k.cast<std::string>(), v));
   std::vector<Tensor> placeholders;
@@ -168,9 +170,11 @@ PYBIND11_MODULE(_native, m) {
         "Runs a registered op on numpy arrays; attributes as keyword arguments.");
   m.def("run", &run_tile, py::arg("program"), py::arg("inputs"), py::arg("device") = "",
         "Runs a Tile program (text) on a dict of numpy arrays; returns a dict of outputs.");
-  m.def("grad", &grad_tile, py::arg("program"), py::arg("wrt"), py::arg("of") = py::none(),
-        "The gradient of a Tile program as Tile text: inputs + d_OF in, d_X for each X in wrt out.");
-  m.def("op_grad", &op_grad, py::arg("name"), py::arg("inputs"), py::arg("seed"), py::arg("device") = "",
+  m.def(
+      "grad", &grad_tile, py::arg("program"), py::arg("wrt"), py::arg("of") = py::none(),
+      "The gradient of a Tile program as Tile text: inputs + d_OF in, d_X for each X in wrt out.");
+  m.def("op_grad", &op_grad, py::arg("name"), py::arg("inputs"), py::arg("seed"),
+        py::arg("device") = "",
         "Gradients of an op's first output (against `seed`) w.r.t. each float input, as arrays.");
   m.def("op_names", [] { return builtin_ops().names(); });
   m.def("devices", [] { return builtin_devices().names(); });

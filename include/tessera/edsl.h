@@ -64,10 +64,12 @@ class TensorIndex;
 /// An affine expression of index variables, as used in tensor accesses: `2 * x + k - 1`.
 class IndexExpr {
  public:
-  IndexExpr(int64_t value);  // NOLINT
+  IndexExpr(int64_t value);             // NOLINT
   IndexExpr(const TensorIndex &index);  // NOLINT
   const tile::PolyPtr &poly() const { return poly_; }
-  const std::vector<std::shared_ptr<edsl_detail::IndexNode>> &index_nodes() const { return indices_; }
+  const std::vector<std::shared_ptr<edsl_detail::IndexNode>> &index_nodes() const {
+    return indices_;
+  }
 
  private:
   friend IndexExpr operator+(const IndexExpr &a, const IndexExpr &b);
@@ -140,7 +142,8 @@ struct ContractionInput {
   tile::CombOp comb = tile::CombOp::None;
   std::vector<IndexedTensor> accesses;
   ContractionInput(const IndexedTensor &a);  // NOLINT: a single access
-  ContractionInput(tile::CombOp c, std::vector<IndexedTensor> a) : comb(c), accesses(std::move(a)) {}
+  ContractionInput(tile::CombOp c, std::vector<IndexedTensor> a)
+      : comb(c), accesses(std::move(a)) {}
 };
 ContractionInput operator*(const IndexedTensor &a, const IndexedTensor &b);
 ContractionInput operator+(const IndexedTensor &a, const IndexedTensor &b);
@@ -175,7 +178,9 @@ class Tensor {
   IndexedTensor operator()(const Index &...idx) const {
     return IndexedTensor(node_, {IndexExpr(idx)...});
   }
-  IndexedTensor operator()(const std::vector<IndexExpr> &idx) const { return IndexedTensor(node_, idx); }
+  IndexedTensor operator()(const std::vector<IndexExpr> &idx) const {
+    return IndexedTensor(node_, idx);
+  }
 
   /// Contraction options; valid on a TensorOutput before or after it is defined.
   Tensor &add_constraint(const Constraint &c);
@@ -216,7 +221,8 @@ Tensor operator<<(const Tensor &a, const Tensor &b);
 Tensor operator>>(const Tensor &a, const Tensor &b);
 Tensor operator~(const Tensor &a);
 
-/// Any elementwise intrinsic or special by its Tile name: call("exp", {x}), call("reshape", {x, 2, 3}).
+/// Any elementwise intrinsic or special by its Tile name: call("exp", {x}), call("reshape", {x, 2,
+/// 3}).
 Tensor call(tile::Intrinsic op, const std::vector<Tensor> &args);
 Tensor exp(const Tensor &x);
 Tensor log(const Tensor &x);
@@ -248,7 +254,8 @@ struct Function {
 
 /// The program computing `outputs` (named) from placeholders. Its inputs are the placeholders the
 /// outputs depend on, in creation order, unless `inputs` gives them (and their order).
-Function build(const std::vector<std::pair<std::string, Tensor>> &outputs, const std::vector<Tensor> &inputs = {});
+Function build(const std::vector<std::pair<std::string, Tensor>> &outputs,
+               const std::vector<Tensor> &inputs = {});
 
 /// Binds `fn` to its input types and compiles it for `device` ("" = the default device).
 std::unique_ptr<Executable> compile(const Function &fn, const std::string &device = "");

@@ -21,6 +21,7 @@ namespace tessera {
 std::vector<Tensor> gradient(const Tensor &loss, const std::vector<Tensor> &wrt);
 
 /// As above with an explicit seed (the gradient of the loss), which must have the loss's shape.
-std::vector<Tensor> gradient(const Tensor &loss, const std::vector<Tensor> &wrt, const Tensor &seed);
+std::vector<Tensor> gradient(const Tensor &loss, const std::vector<Tensor> &wrt,
+                             const Tensor &seed);
 
 }  // namespace tessera

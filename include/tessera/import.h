@@ -18,6 +18,7 @@ namespace tessera {
 /// tessera::call (literals become Tensor literals); contractions become TensorOutput/TensorIndex
 /// contractions with the bound accesses, constraints, default and no_defract. Throws EdslError
 /// ("import_program: ...") for a missing or unknown input and for a program that does not bind.
-std::map<std::string, Tensor> import_program(const tile::Program &p, const std::map<std::string, Tensor> &inputs);
+std::map<std::string, Tensor> import_program(const tile::Program &p,
+                                             const std::map<std::string, Tensor> &inputs);
 
 }  // namespace tessera

@@ -35,7 +35,8 @@ class OpAttrs {
   bool get_bool(const std::string &name, bool fallback) const;
   std::string get_string(const std::string &name, const std::string &fallback) const;
   /// A list; a single integer is taken as a list of `repeat` copies of it.
-  std::vector<int64_t> get_ints(const std::string &name, const std::vector<int64_t> &fallback, size_t repeat = 1) const;
+  std::vector<int64_t> get_ints(const std::string &name, const std::vector<int64_t> &fallback,
+                                size_t repeat = 1) const;
 
   /// Which op is asking, for error messages ("conv2d: ...").
   std::string op_name;
@@ -45,7 +46,8 @@ class OpAttrs {
   std::map<std::string, OpAttr> values_;
 };
 
-using OpFunction = std::function<std::vector<Tensor>(const std::vector<Tensor> &inputs, const OpAttrs &attrs)>;
+using OpFunction =
+    std::function<std::vector<Tensor>(const std::vector<Tensor> &inputs, const OpAttrs &attrs)>;
 
 /// An explicit registry of named ops (no static self-registration).
 class OpRegistry {
@@ -55,7 +57,8 @@ class OpRegistry {
   bool has(const std::string &name) const { return ops_.count(name) != 0; }
   std::vector<std::string> names() const;
   /// Runs the op's EDSL function. Throws EdslError "unknown op 'x'" or the op's own error.
-  std::vector<Tensor> call(const std::string &name, const std::vector<Tensor> &inputs, OpAttrs attrs = {}) const;
+  std::vector<Tensor> call(const std::string &name, const std::vector<Tensor> &inputs,
+                           OpAttrs attrs = {}) const;
 
  private:
   std::map<std::string, OpFunction> ops_;

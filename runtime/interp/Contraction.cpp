@@ -26,10 +26,8 @@ struct Row {
 Row make_row(const tile::Affine &a, int64_t limit, int slot, int64_t stride) {
   Row r;
   r.den = a.constant.den;
-  for (const auto &c : a.coeffs)
-    r.den = std::lcm(r.den, c.den);
-  for (const auto &c : a.coeffs)
-    r.coeffs.push_back(c.num * (r.den / c.den));
+  for (const auto &c : a.coeffs) r.den = std::lcm(r.den, c.den);
+  for (const auto &c : a.coeffs) r.coeffs.push_back(c.num * (r.den / c.den));
   r.constant = a.constant.num * (r.den / a.constant.den);
   r.limit = limit;
   r.slot = slot;
@@ -48,26 +46,28 @@ int64_t ceil_div(int64_t a, int64_t b) {
 
 std::vector<int64_t> strides_of(const std::vector<int64_t> &shape) {
   std::vector<int64_t> s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;)
-    s[d - 1] = s[d] * shape[d];
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
   return s;
 }
 
 // Integers wrap (two's complement) instead of overflowing.
-template <typename T> T add(T a, T b) {
+template <typename T>
+T add(T a, T b) {
   if constexpr (std::is_same_v<T, double>)
     return a + b;
   else
     return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
-template <typename T> T mul(T a, T b) {
+template <typename T>
+T mul(T a, T b) {
   if constexpr (std::is_same_v<T, double>)
     return a * b;
   else
     return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 
-template <typename T> std::vector<T> load(const HostTensor &t) {
+template <typename T>
+std::vector<T> load(const HostTensor &t) {
   std::vector<T> v(t.elements());
   for (int64_t i = 0; i < t.elements(); ++i) {
     if constexpr (std::is_same_v<T, double>)
@@ -79,8 +79,9 @@ template <typename T> std::vector<T> load(const HostTensor &t) {
 }
 
 // T: the accumulator / value domain (double or int64_t); C: the domain `==` compares in.
-template <typename T, typename C> class Evaluator {
-public:
+template <typename T, typename C>
+class Evaluator {
+ public:
   Evaluator(const tile::BoundProgram &p, const tile::BoundStatement &s, const TensorMap &env)
       : program_(p), stmt_(s), c_(s.contraction()), out_type_(s.type) {
     size_t n = c_.inputs.size();
@@ -102,8 +103,7 @@ public:
     add_access(c_.output, out_type_.shape, 0);
     for (size_t k = 0; k < n; ++k)
       add_access(c_.inputs[k], program_.type_of(c_.inputs[k].tensor).shape, k + 1);
-    for (const auto &k : c_.constraints)
-      rows_.push_back(make_row(k.poly, k.bound, -1, 0));
+    for (const auto &k : c_.constraints) rows_.push_back(make_row(k.poly, k.bound, -1, 0));
     acc_.assign(out_type_.elements(), T(0));
     written_.assign(out_type_.elements(), 0);
   }
@@ -116,38 +116,31 @@ public:
       TESSERA_INTERNAL_ASSERT(r.has_value(), "unbounded index survived bind");
       empty |= r->empty();
     }
-    if (!empty)
-      enumerate(ranges, nv);
+    if (!empty) enumerate(ranges, nv);
     return finish(env);
   }
 
-private:
+ private:
   void enumerate(const std::vector<std::optional<tile::IndexRange>> &ranges, size_t nv) {
-    for (const auto &r : ranges)
-      lo_.push_back(r->lo), hi_.push_back(r->hi);
+    for (const auto &r : ranges) lo_.push_back(r->lo), hi_.push_back(r->hi);
     // The innermost variable walks memory with strides; the last one usually is a reduction
     // index, but when it is short another long one keeps the inner loop worth its setup.
     inner_ = static_cast<int>(nv) - 1;
     if (nv > 0 && hi_[inner_] - lo_[inner_] < 15)
       for (size_t i = 0; i < nv; ++i)
-        if (hi_[i] - lo_[i] > hi_[inner_] - lo_[inner_])
-          inner_ = static_cast<int>(i);
+        if (hi_[i] - lo_[i] > hi_[inner_] - lo_[inner_]) inner_ = static_cast<int>(i);
     std::vector<int64_t> x(lo_);
-    if (inner_ >= 0)
-      x[inner_] = 0;
+    if (inner_ >= 0) x[inner_] = 0;
     partial_.resize(rows_.size());
     while (true) {
       visit_outer(x);
       int d = static_cast<int>(nv) - 1;
       for (; d >= 0; --d) {
-        if (d == inner_)
-          continue;
-        if (++x[d] <= hi_[d])
-          break;
+        if (d == inner_) continue;
+        if (++x[d] <= hi_[d]) break;
         x[d] = lo_[d];
       }
-      if (d < 0)
-        return;
+      if (d < 0) return;
     }
   }
 
@@ -159,14 +152,12 @@ private:
     for (size_t r = 0; r < rows_.size(); ++r) {
       const Row &row = rows_[r];
       int64_t p = row.constant;
-      for (size_t j = 0; j < x.size(); ++j)
-        p += row.coeffs[j] * x[j];
+      for (size_t j = 0; j < x.size(); ++j) p += row.coeffs[j] * x[j];
       partial_[r] = p;
       int64_t cc = inner_ >= 0 ? row.coeffs[inner_] : 0;
-      int64_t top = row.limit * row.den - 1; // valid when 0 <= p + cc*v <= top
+      int64_t top = row.limit * row.den - 1;  // valid when 0 <= p + cc*v <= top
       if (cc == 0) {
-        if (p < 0 || p > top || p % row.den != 0)
-          return;
+        if (p < 0 || p > top || p % row.den != 0) return;
         continue;
       }
       if (cc > 0) {
@@ -178,8 +169,7 @@ private:
       }
       exact &= row.den == 1;
     }
-    if (vlo > vhi)
-      return;
+    if (vlo > vhi) return;
     int64_t off[4] = {0, 0, 0, 0}, step[4] = {0, 0, 0, 0};
     if (!exact) {
       for (int64_t v = vlo; v <= vhi; ++v) {
@@ -189,28 +179,24 @@ private:
           const Row &row = rows_[r];
           int64_t val = partial_[r] + (inner_ >= 0 ? row.coeffs[inner_] : 0) * v;
           valid = val % row.den == 0;
-          if (row.slot >= 0)
-            off[row.slot] += row.stride * (val / row.den);
+          if (row.slot >= 0) off[row.slot] += row.stride * (val / row.den);
         }
-        if (valid)
-          aggregate(off[0], combine(off));
+        if (valid) aggregate(off[0], combine(off));
       }
       return;
     }
     for (size_t r = 0; r < rows_.size(); ++r) {
       const Row &row = rows_[r];
-      if (row.slot < 0)
-        continue;
+      if (row.slot < 0) continue;
       int64_t cc = inner_ >= 0 ? row.coeffs[inner_] : 0;
       off[row.slot] += row.stride * ((partial_[r] + cc * vlo) / row.den);
-      step[row.slot] += row.stride * cc; // cc != 0 only on rows with den 1
+      step[row.slot] += row.stride * cc;  // cc != 0 only on rows with den 1
     }
     if (step[0] == 0 && c_.agg == AggOp::Sum) {
       // A pure reduction along the inner variable: sum locally, then add once.
       T sum = combine(off);
       for (int64_t v = vlo + 1; v <= vhi; ++v) {
-        for (int k = 1; k < 4; ++k)
-          off[k] += step[k];
+        for (int k = 1; k < 4; ++k) off[k] += step[k];
         sum = add(sum, combine(off));
       }
       aggregate(off[0], sum);
@@ -218,23 +204,18 @@ private:
     }
     for (int64_t v = vlo; v <= vhi; ++v) {
       aggregate(off[0], combine(off));
-      for (int k = 0; k < 4; ++k)
-        off[k] += step[k];
+      for (int k = 0; k < 4; ++k) off[k] += step[k];
     }
   }
 
   T combine(const int64_t *off) const {
     switch (c_.comb) {
-    case CombOp::None:
-      return values_[0][off[1]];
-    case CombOp::Mul:
-      return mul(values_[0][off[1]], values_[1][off[2]]);
-    case CombOp::Add:
-      return add(values_[0][off[1]], values_[1][off[2]]);
-    case CombOp::Eq:
-      return compares_[0][off[1]] == compares_[1][off[2]] ? T(1) : T(0);
-    case CombOp::Cond:
-      return compares_[0][off[1]] == compares_[1][off[2]] ? values_[2][off[3]] : T(0);
+      case CombOp::None: return values_[0][off[1]];
+      case CombOp::Mul: return mul(values_[0][off[1]], values_[1][off[2]]);
+      case CombOp::Add: return add(values_[0][off[1]], values_[1][off[2]]);
+      case CombOp::Eq: return compares_[0][off[1]] == compares_[1][off[2]] ? T(1) : T(0);
+      case CombOp::Cond:
+        return compares_[0][off[1]] == compares_[1][off[2]] ? values_[2][off[3]] : T(0);
     }
     return T(0);
   }
@@ -246,20 +227,11 @@ private:
       return;
     }
     switch (c_.agg) {
-    case AggOp::Sum:
-      acc_[o] = add(acc_[o], v);
-      return;
-    case AggOp::Prod:
-      acc_[o] = mul(acc_[o], v);
-      return;
-    case AggOp::Max:
-      acc_[o] = v > acc_[o] ? v : acc_[o];
-      return;
-    case AggOp::Min:
-      acc_[o] = v < acc_[o] ? v : acc_[o];
-      return;
-    case AggOp::Assign:
-      double_write(o);
+      case AggOp::Sum: acc_[o] = add(acc_[o], v); return;
+      case AggOp::Prod: acc_[o] = mul(acc_[o], v); return;
+      case AggOp::Max: acc_[o] = v > acc_[o] ? v : acc_[o]; return;
+      case AggOp::Min: acc_[o] = v < acc_[o] ? v : acc_[o]; return;
+      case AggOp::Assign: double_write(o);
     }
   }
 
@@ -310,21 +282,18 @@ template <typename T>
 HostTensor eval_with(const tile::BoundProgram &p, const tile::BoundStatement &s,
                      const TensorMap &env) {
   const auto &c = s.contraction();
-  if (c.comb != CombOp::Eq && c.comb != CombOp::Cond)
-    return Evaluator<T, T>(p, s, env).run(env);
+  if (c.comb != CombOp::Eq && c.comb != CombOp::Cond) return Evaluator<T, T>(p, s, env).run(env);
   tile::DType a = p.type_of(c.inputs[0].tensor).dtype, b = p.type_of(c.inputs[1].tensor).dtype;
-  if (tile::is_float(a) || tile::is_float(b))
-    return Evaluator<T, double>(p, s, env).run(env);
+  if (tile::is_float(a) || tile::is_float(b)) return Evaluator<T, double>(p, s, env).run(env);
   return Evaluator<T, int64_t>(p, s, env).run(env);
 }
 
-} // namespace
+}  // namespace
 
 HostTensor eval_contraction(const tile::BoundProgram &program, const tile::BoundStatement &s,
                             const TensorMap &env) {
-  if (tile::is_float(s.type.dtype))
-    return eval_with<double>(program, s, env);
+  if (tile::is_float(s.type.dtype)) return eval_with<double>(program, s, env);
   return eval_with<int64_t>(program, s, env);
 }
 
-} // namespace tessera::interp
+}  // namespace tessera::interp

@@ -14,4 +14,4 @@ namespace tessera::interp {
 HostTensor eval_contraction(const tile::BoundProgram &program, const tile::BoundStatement &s,
                             const TensorMap &env);
 
-} // namespace tessera::interp
+}  // namespace tessera::interp

@@ -29,8 +29,7 @@ namespace {
 // The domain an operation computes in, from the dtype it computes for.
 enum class Domain { Float, Signed, Unsigned };
 Domain domain_of(DType t) {
-  if (tile::is_float(t))
-    return Domain::Float;
+  if (tile::is_float(t)) return Domain::Float;
   return tile::is_unsigned_int(t) ? Domain::Unsigned : Domain::Signed;
 }
 
@@ -41,90 +40,60 @@ bool truthy(const HostTensor &t, int64_t i) {
 double float_op(Intrinsic op, const double *a) {
   double x = a[0], y = a[1];
   switch (op) {
-  case Intrinsic::Ident:
-    return x;
-  case Intrinsic::Add:
-    return x + y;
-  case Intrinsic::Sub:
-    return x - y;
-  case Intrinsic::Mul:
-    return x * y;
-  case Intrinsic::Div:
-    return x / y;
-  case Intrinsic::Neg:
-    return -x;
-  // max/min propagate NaN, as numpy's maximum/minimum do.
-  case Intrinsic::Max:
-    return std::isnan(x) || std::isnan(y) ? NAN : x > y ? x : y;
-  case Intrinsic::Min:
-    return std::isnan(x) || std::isnan(y) ? NAN : x < y ? x : y;
-  case Intrinsic::Cond:
-    return a[0] != 0 ? a[1] : a[2];
-  case Intrinsic::Exp:
-    return std::exp(x);
-  case Intrinsic::Log:
-    return std::log(x);
-  case Intrinsic::Sqrt:
-    return std::sqrt(x);
-  case Intrinsic::Pow:
-    return std::pow(x, y);
-  case Intrinsic::Tanh:
-    return std::tanh(x);
-  case Intrinsic::Sin:
-    return std::sin(x);
-  case Intrinsic::Cos:
-    return std::cos(x);
-  case Intrinsic::Tan:
-    return std::tan(x);
-  case Intrinsic::Asin:
-    return std::asin(x);
-  case Intrinsic::Acos:
-    return std::acos(x);
-  case Intrinsic::Atan:
-    return std::atan(x);
-  case Intrinsic::Sinh:
-    return std::sinh(x);
-  case Intrinsic::Cosh:
-    return std::cosh(x);
-  case Intrinsic::Erf:
-    return std::erf(x);
-  case Intrinsic::Sigmoid:
-    return 1 / (1 + std::exp(-x));
-  case Intrinsic::Abs:
-    return std::fabs(x);
-  case Intrinsic::Floor:
-    return std::floor(x);
-  case Intrinsic::Ceil:
-    return std::ceil(x);
-  case Intrinsic::Round:
-    return std::round(x); // half away from zero
-  case Intrinsic::Relu:
-    return x > 0 ? x : (std::isnan(x) ? x : 0);
-  case Intrinsic::CmpEq:
-  case Intrinsic::CmpNe:
-  case Intrinsic::CmpLt:
-  case Intrinsic::CmpGt:
-  case Intrinsic::CmpLe:
-  case Intrinsic::CmpGe:
-  case Intrinsic::BitAnd:
-  case Intrinsic::BitOr:
-  case Intrinsic::BitXor:
-  case Intrinsic::BitNot:
-  case Intrinsic::BitLeft:
-  case Intrinsic::BitRight:
-  case Intrinsic::AsFloat:
-  case Intrinsic::AsInt:
-  case Intrinsic::AsUInt:
-  case Intrinsic::AsBool:
-  case Intrinsic::Gather:
-  case Intrinsic::Scatter:
-  case Intrinsic::Shape:
-  case Intrinsic::Reshape:
-  case Intrinsic::Index:
-  case Intrinsic::PrngStep:
-  case Intrinsic::PrngState:
-  case Intrinsic::PrngValue:
-    break;
+    case Intrinsic::Ident: return x;
+    case Intrinsic::Add: return x + y;
+    case Intrinsic::Sub: return x - y;
+    case Intrinsic::Mul: return x * y;
+    case Intrinsic::Div: return x / y;
+    case Intrinsic::Neg: return -x;
+    // max/min propagate NaN, as numpy's maximum/minimum do.
+    case Intrinsic::Max: return std::isnan(x) || std::isnan(y) ? NAN : x > y ? x : y;
+    case Intrinsic::Min: return std::isnan(x) || std::isnan(y) ? NAN : x < y ? x : y;
+    case Intrinsic::Cond: return a[0] != 0 ? a[1] : a[2];
+    case Intrinsic::Exp: return std::exp(x);
+    case Intrinsic::Log: return std::log(x);
+    case Intrinsic::Sqrt: return std::sqrt(x);
+    case Intrinsic::Pow: return std::pow(x, y);
+    case Intrinsic::Tanh: return std::tanh(x);
+    case Intrinsic::Sin: return std::sin(x);
+    case Intrinsic::Cos: return std::cos(x);
+    case Intrinsic::Tan: return std::tan(x);
+    case Intrinsic::Asin: return std::asin(x);
+    case Intrinsic::Acos: return std::acos(x);
+    case Intrinsic::Atan: return std::atan(x);
+    case Intrinsic::Sinh: return std::sinh(x);
+    case Intrinsic::Cosh: return std::cosh(x);
+    case Intrinsic::Erf: return std::erf(x);
+    case Intrinsic::Sigmoid: return 1 / (1 + std::exp(-x));
+    case Intrinsic::Abs: return std::fabs(x);
+    case Intrinsic::Floor: return std::floor(x);
+    case Intrinsic::Ceil: return std::ceil(x);
+    case Intrinsic::Round: return std::round(x);  // half away from zero
+    case Intrinsic::Relu: return x > 0 ? x : (std::isnan(x) ? x : 0);
+    case Intrinsic::CmpEq:
+    case Intrinsic::CmpNe:
+    case Intrinsic::CmpLt:
+    case Intrinsic::CmpGt:
+    case Intrinsic::CmpLe:
+    case Intrinsic::CmpGe:
+    case Intrinsic::BitAnd:
+    case Intrinsic::BitOr:
+    case Intrinsic::BitXor:
+    case Intrinsic::BitNot:
+    case Intrinsic::BitLeft:
+    case Intrinsic::BitRight:
+    case Intrinsic::AsFloat:
+    case Intrinsic::AsInt:
+    case Intrinsic::AsUInt:
+    case Intrinsic::AsBool:
+    case Intrinsic::Gather:
+    case Intrinsic::Scatter:
+    case Intrinsic::Shape:
+    case Intrinsic::Reshape:
+    case Intrinsic::Index:
+    case Intrinsic::PrngStep:
+    case Intrinsic::PrngState:
+    case Intrinsic::PrngValue: break;
   }
   TESSERA_INTERNAL_ASSERT(false, "not a float operation: " + std::string(tile::intrinsic_name(op)));
   return 0;
@@ -136,110 +105,84 @@ uint64_t int_op(Intrinsic op, const uint64_t *a, bool is_signed, int bits) {
   uint64_t x = a[0], y = a[1];
   int64_t sx = static_cast<int64_t>(x), sy = static_cast<int64_t>(y);
   switch (op) {
-  case Intrinsic::Ident:
-    return x;
-  case Intrinsic::Add:
-    return x + y;
-  case Intrinsic::Sub:
-    return x - y;
-  case Intrinsic::Mul:
-    return x * y;
-  case Intrinsic::Div:
-    if (y == 0)
-      return 0; // defined as 0: devices cannot raise
-    if (!is_signed)
-      return x / y;
-    if (sx == std::numeric_limits<int64_t>::min() && sy == -1)
-      return x;                            // wraps
-    return static_cast<uint64_t>(sx / sy); // truncates toward zero
-  case Intrinsic::Neg:
-    return 0 - x;
-  case Intrinsic::Max:
-    return is_signed ? (sx > sy ? x : y) : (x > y ? x : y);
-  case Intrinsic::Min:
-    return is_signed ? (sx < sy ? x : y) : (x < y ? x : y);
-  case Intrinsic::Cond:
-    return a[0] != 0 ? a[1] : a[2];
-  case Intrinsic::Abs:
-    return is_signed && sx < 0 ? 0 - x : x;
-  case Intrinsic::Floor:
-  case Intrinsic::Ceil:
-  case Intrinsic::Round:
-    return x;
-  case Intrinsic::Relu:
-    return is_signed && sx < 0 ? 0 : x;
-  case Intrinsic::BitAnd:
-    return x & y;
-  case Intrinsic::BitOr:
-    return x | y;
-  case Intrinsic::BitXor:
-    return x ^ y;
-  case Intrinsic::BitNot:
-    return ~x;
-  case Intrinsic::BitLeft:
-    if (sy < 0 || sy >= bits)
-      return 0;
-    return x << sy;
-  case Intrinsic::BitRight:
-    if (is_signed) {
-      if (sy < 0 || sy >= bits)
-        return sx < 0 ? ~uint64_t{0} : 0;
-      return static_cast<uint64_t>(sx >> sy); // arithmetic
-    }
-    if (sy < 0 || sy >= bits)
-      return 0;
-    return x >> sy;
-  case Intrinsic::CmpEq:
-  case Intrinsic::CmpNe:
-  case Intrinsic::CmpLt:
-  case Intrinsic::CmpGt:
-  case Intrinsic::CmpLe:
-  case Intrinsic::CmpGe:
-  case Intrinsic::Exp:
-  case Intrinsic::Log:
-  case Intrinsic::Sqrt:
-  case Intrinsic::Pow:
-  case Intrinsic::Tanh:
-  case Intrinsic::Sin:
-  case Intrinsic::Cos:
-  case Intrinsic::Tan:
-  case Intrinsic::Asin:
-  case Intrinsic::Acos:
-  case Intrinsic::Atan:
-  case Intrinsic::Sinh:
-  case Intrinsic::Cosh:
-  case Intrinsic::Erf:
-  case Intrinsic::Sigmoid:
-  case Intrinsic::AsFloat:
-  case Intrinsic::AsInt:
-  case Intrinsic::AsUInt:
-  case Intrinsic::AsBool:
-  case Intrinsic::Gather:
-  case Intrinsic::Scatter:
-  case Intrinsic::Shape:
-  case Intrinsic::Reshape:
-  case Intrinsic::Index:
-  case Intrinsic::PrngStep:
-  case Intrinsic::PrngState:
-  case Intrinsic::PrngValue:
-    break;
+    case Intrinsic::Ident: return x;
+    case Intrinsic::Add: return x + y;
+    case Intrinsic::Sub: return x - y;
+    case Intrinsic::Mul: return x * y;
+    case Intrinsic::Div:
+      if (y == 0) return 0;  // defined as 0: devices cannot raise
+      if (!is_signed) return x / y;
+      if (sx == std::numeric_limits<int64_t>::min() && sy == -1) return x;  // wraps
+      return static_cast<uint64_t>(sx / sy);                                // truncates toward zero
+    case Intrinsic::Neg: return 0 - x;
+    case Intrinsic::Max: return is_signed ? (sx > sy ? x : y) : (x > y ? x : y);
+    case Intrinsic::Min: return is_signed ? (sx < sy ? x : y) : (x < y ? x : y);
+    case Intrinsic::Cond: return a[0] != 0 ? a[1] : a[2];
+    case Intrinsic::Abs: return is_signed && sx < 0 ? 0 - x : x;
+    case Intrinsic::Floor:
+    case Intrinsic::Ceil:
+    case Intrinsic::Round: return x;
+    case Intrinsic::Relu: return is_signed && sx < 0 ? 0 : x;
+    case Intrinsic::BitAnd: return x & y;
+    case Intrinsic::BitOr: return x | y;
+    case Intrinsic::BitXor: return x ^ y;
+    case Intrinsic::BitNot: return ~x;
+    case Intrinsic::BitLeft:
+      if (sy < 0 || sy >= bits) return 0;
+      return x << sy;
+    case Intrinsic::BitRight:
+      if (is_signed) {
+        if (sy < 0 || sy >= bits) return sx < 0 ? ~uint64_t{0} : 0;
+        return static_cast<uint64_t>(sx >> sy);  // arithmetic
+      }
+      if (sy < 0 || sy >= bits) return 0;
+      return x >> sy;
+    case Intrinsic::CmpEq:
+    case Intrinsic::CmpNe:
+    case Intrinsic::CmpLt:
+    case Intrinsic::CmpGt:
+    case Intrinsic::CmpLe:
+    case Intrinsic::CmpGe:
+    case Intrinsic::Exp:
+    case Intrinsic::Log:
+    case Intrinsic::Sqrt:
+    case Intrinsic::Pow:
+    case Intrinsic::Tanh:
+    case Intrinsic::Sin:
+    case Intrinsic::Cos:
+    case Intrinsic::Tan:
+    case Intrinsic::Asin:
+    case Intrinsic::Acos:
+    case Intrinsic::Atan:
+    case Intrinsic::Sinh:
+    case Intrinsic::Cosh:
+    case Intrinsic::Erf:
+    case Intrinsic::Sigmoid:
+    case Intrinsic::AsFloat:
+    case Intrinsic::AsInt:
+    case Intrinsic::AsUInt:
+    case Intrinsic::AsBool:
+    case Intrinsic::Gather:
+    case Intrinsic::Scatter:
+    case Intrinsic::Shape:
+    case Intrinsic::Reshape:
+    case Intrinsic::Index:
+    case Intrinsic::PrngStep:
+    case Intrinsic::PrngState:
+    case Intrinsic::PrngValue: break;
   }
   TESSERA_INTERNAL_ASSERT(false,
                           "not an integer operation: " + std::string(tile::intrinsic_name(op)));
   return 0;
 }
 
-template <typename T> bool compare(Intrinsic op, T x, T y) {
-  if (op == Intrinsic::CmpEq)
-    return x == y;
-  if (op == Intrinsic::CmpNe)
-    return x != y;
-  if (op == Intrinsic::CmpLt)
-    return x < y;
-  if (op == Intrinsic::CmpGt)
-    return x > y;
-  if (op == Intrinsic::CmpLe)
-    return x <= y;
+template <typename T>
+bool compare(Intrinsic op, T x, T y) {
+  if (op == Intrinsic::CmpEq) return x == y;
+  if (op == Intrinsic::CmpNe) return x != y;
+  if (op == Intrinsic::CmpLt) return x < y;
+  if (op == Intrinsic::CmpGt) return x > y;
+  if (op == Intrinsic::CmpLe) return x <= y;
   TESSERA_INTERNAL_ASSERT(op == Intrinsic::CmpGe, "not a comparison");
   return x >= y;
 }
@@ -256,25 +199,20 @@ HostTensor literal(const tile::BoundExpr &e) {
 
 HostTensor eval_call(const tile::BoundExpr &e, const TensorMap &env) {
   std::vector<HostTensor> args;
-  for (const auto &a : e.args)
-    args.push_back(eval_expr(*a, env));
+  for (const auto &a : e.args) args.push_back(eval_expr(*a, env));
   const auto kind = tile::intrinsic_info(e.op).kind;
   HostTensor out(tile::TensorType{e.type.dtype, e.shape});
-  if (kind == IntrinsicKind::Cast) { // as_float/as_int/as_uint(X, bits), as_bool(X)
-    if (e.op != Intrinsic::AsBool)
-      return convert(args[0], e.type.dtype);
-    for (int64_t i = 0; i < out.elements(); ++i)
-      out.set_int(i, truthy(args[0], i));
+  if (kind == IntrinsicKind::Cast) {  // as_float/as_int/as_uint(X, bits), as_bool(X)
+    if (e.op != Intrinsic::AsBool) return convert(args[0], e.type.dtype);
+    for (int64_t i = 0; i < out.elements(); ++i) out.set_int(i, truthy(args[0], i));
     return out;
   }
   std::vector<const std::vector<int64_t> *> shapes;
-  for (const auto &a : args)
-    shapes.push_back(&a.shape());
+  for (const auto &a : args) shapes.push_back(&a.shape());
 
   if (kind == IntrinsicKind::Compare) {
     tile::ValueType t = e.args[0]->type;
-    for (const auto &a : e.args)
-      t = tile::promote(t, a->type);
+    for (const auto &a : e.args) t = tile::promote(t, a->type);
     Domain d = domain_of(t.dtype);
     for_each_broadcast(e.shape, shapes, [&](int64_t i, const int64_t *off) {
       bool r = d == Domain::Float
@@ -305,8 +243,7 @@ HostTensor eval_call(const tile::BoundExpr &e, const TensorMap &env) {
     uint64_t v[3] = {0, 0, 0};
     for (size_t k = 0; k < args.size(); ++k)
       v[k] = k < first_value ? truthy(args[k], off[k]) : args[k].get_uint(off[k]);
-    if (bool_not)
-      return out.set_int(i, v[0] == 0);
+    if (bool_not) return out.set_int(i, v[0] == 0);
     uint64_t r = int_op(e.op, v, is_signed, bits);
     // Wrap to the dtype: set_uint keeps the low bits.
     out.set_uint(i, r);
@@ -314,23 +251,21 @@ HostTensor eval_call(const tile::BoundExpr &e, const TensorMap &env) {
   return out;
 }
 
-} // namespace
+}  // namespace
 
 HostTensor eval_expr(const tile::BoundExpr &e, const TensorMap &env) {
   switch (e.kind) {
-  case tile::Expr::Kind::Int:
-  case tile::Expr::Kind::Float:
-    return literal(e);
-  case tile::Expr::Kind::Ref: {
-    auto it = env.find(e.name);
-    TESSERA_INTERNAL_ASSERT(it != env.end(), "no value for " + e.name);
-    return it->second;
-  }
-  case tile::Expr::Kind::Call:
-    return eval_call(e, env);
+    case tile::Expr::Kind::Int:
+    case tile::Expr::Kind::Float: return literal(e);
+    case tile::Expr::Kind::Ref: {
+      auto it = env.find(e.name);
+      TESSERA_INTERNAL_ASSERT(it != env.end(), "no value for " + e.name);
+      return it->second;
+    }
+    case tile::Expr::Kind::Call: return eval_call(e, env);
   }
   TESSERA_INTERNAL_ASSERT(false, "bad expression kind");
   return {};
 }
 
-} // namespace tessera::interp
+}  // namespace tessera::interp

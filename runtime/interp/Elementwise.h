@@ -40,22 +40,18 @@ void for_each_broadcast(const std::vector<int64_t> &out_shape,
     }
   }
   int64_t total = 1;
-  for (int64_t d : out_shape)
-    total *= d;
+  for (int64_t d : out_shape) total *= d;
   std::vector<int64_t> coord(rank, 0);
   int64_t off[3] = {0, 0, 0};
   for (int64_t i = 0; i < total; ++i) {
     f(i, off);
     for (size_t d = rank; d-- > 0;) {
-      for (size_t k = 0; k < n; ++k)
-        off[k] += strides[k][d];
-      if (++coord[d] < out_shape[d])
-        break;
-      for (size_t k = 0; k < n; ++k)
-        off[k] -= strides[k][d] * coord[d];
+      for (size_t k = 0; k < n; ++k) off[k] += strides[k][d];
+      if (++coord[d] < out_shape[d]) break;
+      for (size_t k = 0; k < n; ++k) off[k] -= strides[k][d] * coord[d];
       coord[d] = 0;
     }
   }
 }
 
-} // namespace tessera::interp
+}  // namespace tessera::interp

@@ -21,4 +21,4 @@ uint64_t prng_key(const HostTensor &state);
 /// stream 1 the next state, so the two never share a counter.
 uint32_t prng_bits(uint64_t key, uint64_t index, uint32_t stream);
 
-} // namespace tessera::interp
+}  // namespace tessera::interp

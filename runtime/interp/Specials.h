@@ -11,4 +11,4 @@ namespace tessera::interp {
 HostTensor eval_special(const tile::BoundProgram &program, const tile::BoundStatement &s,
                         const TensorMap &env);
 
-} // namespace tessera::interp
+}  // namespace tessera::interp

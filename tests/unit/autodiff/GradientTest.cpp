@@ -44,7 +44,8 @@ void expect_near(const V &got, const V &want) {
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << "at " << i;
 }
 
-std::string error_of(const std::string &text, const std::string &of, const std::vector<std::string> &wrt,
+std::string error_of(const std::string &text, const std::string &of,
+                     const std::vector<std::string> &wrt,
                      const std::map<std::string, DType> &types = {}) {
   try {
     autodiff::gradient(tile::parse_program(text, "t.tile"), of, wrt, {}, types);
@@ -55,9 +56,10 @@ std::string error_of(const std::string &text, const std::string &of, const std::
 }
 
 TEST(Gradient, MatmulIsTransposedProducts) {
-  auto r = grad("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }", "C",
-                {"A", "B"},
-                {{"A", f64({1, 2}, {1, 2})}, {"B", f64({2, 1}, {3, 4})}, {"d_C", f64({1, 1}, {10})}});
+  auto r =
+      grad("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }", "C",
+           {"A", "B"},
+           {{"A", f64({1, 2}, {1, 2})}, {"B", f64({2, 1}, {3, 4})}, {"d_C", f64({1, 1}, {10})}});
   expect_near(values(r.at("d_A")), {30, 40});  // dC B^T
   expect_near(values(r.at("d_B")), {10, 20});  // A^T dC
 }
@@ -71,7 +73,9 @@ TEST(Gradient, SeveralUsesAddUp) {
 TEST(Gradient, BroadcastingIsUndoneBySumming) {
   // Y[2,3] = A[2,3] + B[3] + C[2,1]: dB sums rows, dC sums columns.
   auto r = grad("function (A[M, N], B[N], C[M, 1]) -> (Y) { Y = A + B + C; }", "Y", {"B", "C"},
-                {{"A", f64({2, 3}, V(6, 0))}, {"B", f64({3}, V(3, 0))}, {"C", f64({2, 1}, V(2, 0))},
+                {{"A", f64({2, 3}, V(6, 0))},
+                 {"B", f64({3}, V(3, 0))},
+                 {"C", f64({2, 1}, V(2, 0))},
                  {"d_Y", f64({2, 3}, {1, 2, 3, 4, 5, 6})}});
   expect_near(values(r.at("d_B")), {5, 7, 9});
   expect_near(values(r.at("d_C")), {6, 15});
@@ -79,9 +83,13 @@ TEST(Gradient, BroadcastingIsUndoneBySumming) {
 
 TEST(Gradient, BroadcastBetweenNamesThatMayBeOne) {
   const char *p = "function (A[P], B[Q]) -> (Y) { Y = A * B; }";
-  auto stretched = grad(p, "Y", {"A"}, {{"A", f64({1}, {2})}, {"B", f64({3}, {1, 2, 3})}, {"d_Y", f64({3}, {1, 1, 1})}});
+  auto stretched =
+      grad(p, "Y", {"A"},
+           {{"A", f64({1}, {2})}, {"B", f64({3}, {1, 2, 3})}, {"d_Y", f64({3}, {1, 1, 1})}});
   expect_near(values(stretched.at("d_A")), {6});
-  auto same = grad(p, "Y", {"A"}, {{"A", f64({3}, {2, 2, 2})}, {"B", f64({3}, {1, 2, 3})}, {"d_Y", f64({3}, {1, 1, 1})}});
+  auto same =
+      grad(p, "Y", {"A"},
+           {{"A", f64({3}, {2, 2, 2})}, {"B", f64({3}, {1, 2, 3})}, {"d_Y", f64({3}, {1, 1, 1})}});
   expect_near(values(same.at("d_A")), {1, 2, 3});
 }
 
@@ -98,32 +106,55 @@ TEST(Gradient, ProductCountsZeros) {
 }
 
 TEST(Gradient, TernaryFlowsToTheValueOnly) {
-  auto r = grad("function (A[N], B[N], C[N]) -> (O) { O[i : N] = +(A[i] == B[j] ? C[j]); }", "O", {"C"},
-                {{"A", f64({2}, {1, 2})}, {"B", f64({2}, {2, 2})}, {"C", f64({2}, {5, 6})},
-                 {"d_O", f64({2}, {10, 100})}});
+  auto r =
+      grad("function (A[N], B[N], C[N]) -> (O) { O[i : N] = +(A[i] == B[j] ? C[j]); }", "O", {"C"},
+           {{"A", f64({2}, {1, 2})},
+            {"B", f64({2}, {2, 2})},
+            {"C", f64({2}, {5, 6})},
+            {"d_O", f64({2}, {10, 100})}});
   expect_near(values(r.at("d_C")), {100, 100});
 }
 
 TEST(Gradient, DefaultGetsTheUnwrittenElements) {
-  auto r = grad("function (X[N], T[M]) -> (O) { O[i : M] = +(X[i]) default T; }", "O", {"X", "T"},
-                {{"X", f64({2}, {1, 2})}, {"T", f64({3}, {0, 0, 0})}, {"d_O", f64({3}, {1, 2, 3})}});
+  auto r =
+      grad("function (X[N], T[M]) -> (O) { O[i : M] = +(X[i]) default T; }", "O", {"X", "T"},
+           {{"X", f64({2}, {1, 2})}, {"T", f64({3}, {0, 0, 0})}, {"d_O", f64({3}, {1, 2, 3})}});
   expect_near(values(r.at("d_X")), {1, 2});
   expect_near(values(r.at("d_T")), {0, 0, 3});
 }
 
 TEST(Gradient, ElementwiseRules) {
   const double x = 0.3;
-  struct Case { const char *expr; double want; };
+  struct Case {
+    const char *expr;
+    double want;
+  };
   const Case cases[] = {
-      {"exp(X)", std::exp(x)}, {"log(X)", 1 / x}, {"sqrt(X)", 0.5 / std::sqrt(x)},
-      {"tanh(X)", 1 - std::tanh(x) * std::tanh(x)}, {"sin(X)", std::cos(x)}, {"cos(X)", -std::sin(x)},
-      {"tan(X)", 1 / (std::cos(x) * std::cos(x))}, {"asin(X)", 1 / std::sqrt(1 - x * x)},
-      {"acos(X)", -1 / std::sqrt(1 - x * x)}, {"atan(X)", 1 / (1 + x * x)}, {"sinh(X)", std::cosh(x)},
-      {"cosh(X)", std::sinh(x)}, {"erf(X)", 2 / std::sqrt(M_PI) * std::exp(-x * x)},
-      {"sigmoid(X)", std::exp(-x) / ((1 + std::exp(-x)) * (1 + std::exp(-x)))}, {"abs(-X)", 1},
-      {"floor(X)", 0}, {"relu(X)", 1}, {"pow(X, 3)", 3 * x * x}, {"pow(2, X)", std::pow(2, x) * std::log(2)},
-      {"1 / X", -1 / (x * x)}, {"max(X, 0.5)", 0}, {"min(X, 0.5)", 1}, {"X > 0 ? X : 0", 1},
-      {"as_float(X, 32) * 2", 2}, {"X - 2 * X", -1},
+      {"exp(X)", std::exp(x)},
+      {"log(X)", 1 / x},
+      {"sqrt(X)", 0.5 / std::sqrt(x)},
+      {"tanh(X)", 1 - std::tanh(x) * std::tanh(x)},
+      {"sin(X)", std::cos(x)},
+      {"cos(X)", -std::sin(x)},
+      {"tan(X)", 1 / (std::cos(x) * std::cos(x))},
+      {"asin(X)", 1 / std::sqrt(1 - x * x)},
+      {"acos(X)", -1 / std::sqrt(1 - x * x)},
+      {"atan(X)", 1 / (1 + x * x)},
+      {"sinh(X)", std::cosh(x)},
+      {"cosh(X)", std::sinh(x)},
+      {"erf(X)", 2 / std::sqrt(M_PI) * std::exp(-x * x)},
+      {"sigmoid(X)", std::exp(-x) / ((1 + std::exp(-x)) * (1 + std::exp(-x)))},
+      {"abs(-X)", 1},
+      {"floor(X)", 0},
+      {"relu(X)", 1},
+      {"pow(X, 3)", 3 * x * x},
+      {"pow(2, X)", std::pow(2, x) * std::log(2)},
+      {"1 / X", -1 / (x * x)},
+      {"max(X, 0.5)", 0},
+      {"min(X, 0.5)", 1},
+      {"X > 0 ? X : 0", 1},
+      {"as_float(X, 32) * 2", 2},
+      {"X - 2 * X", -1},
   };
   for (const auto &c : cases) {
     std::string p = std::string("function (X[N]) -> (Y) { Y = ") + c.expr + "; }";
@@ -146,7 +177,8 @@ TEST(Gradient, OverrideReplacesAStatementsRule) {
   o["L"] = [&](autodiff::GradientBuilder &b, const tile::Statement &, const std::string &d_out) {
     ++calls;
     using namespace autodiff::ex;
-    std::string g = b.emit(mul(ref(d_out), call(tile::Intrinsic::Exp, {sub(ref("X"), ref("L"))})), "dX");
+    std::string g =
+        b.emit(mul(ref(d_out), call(tile::Intrinsic::Exp, {sub(ref("X"), ref("L"))})), "dX");
     return std::map<std::string, std::string>{{"X", g}};
   };
   auto r = grad(p, "L", {"X"}, {{"X", f64({2}, {0, std::log(3.0)})}, {"d_L", f64({1}, {1})}}, o);
@@ -160,22 +192,24 @@ TEST(Gradient, ReverseGradIsTheIdentityWithAReversedScaledGradient) {
   auto r = grad(p, "Y", {"X", "S"}, in);
   expect_near(values(r.at("d_X")), {-5, -10});
   expect_near(values(r.at("d_S")), {0});  // PlaidML: DX2 = 0
-  auto y = interpret(tile::bind(tile::parse_program(p), {{"X", in.at("X").type()}, {"S", in.at("S").type()}}),
-                     in);
+  auto y = interpret(
+      tile::bind(tile::parse_program(p), {{"X", in.at("X").type()}, {"S", in.at("S").type()}}), in);
   expect_near(values(y.at("Y")), {1, 2});
 }
 
 TEST(Gradient, BinaryCrossentropyDividesByItsThirdArgumentAndIgnoresTheSeed) {
   // PlaidML's derivative is that of sum(Y) / X3 whatever flows into Y.
   const char *p = "function (P[N], T[N]) -> (Y) { Y = builtin_binary_crossentropy(P, T, 4); }";
-  auto r = grad(p, "Y", {"P", "T"},
-                {{"P", f64({2}, {0.25, 0.5})}, {"T", f64({2}, {1, 0.5})}, {"d_Y", f64({2}, {7, -3})}});
+  auto r =
+      grad(p, "Y", {"P", "T"},
+           {{"P", f64({2}, {0.25, 0.5})}, {"T", f64({2}, {1, 0.5})}, {"d_Y", f64({2}, {7, -3})}});
   expect_near(values(r.at("d_P")), {(-1 / 0.25) / 4, (-0.5 / 0.5 + 0.5 / 0.5) / 4});
   expect_near(values(r.at("d_T")), {(std::log(0.75) - std::log(0.25)) / 4, 0});
 }
 
 TEST(Gradient, SoftmaxUsesItsOwnRuleNotTheExpansions) {
-  // dX = Y dY - Y rowsum(Y dY): no gradient through the row maximum (which would be a `==` ternary).
+  // dX = Y dY - Y rowsum(Y dY): no gradient through the row maximum (which would be a `==`
+  // ternary).
   const char *p = "function (X[N, C]) -> (Y) { Y = builtin_softmax(X, N, C); }";
   std::string text = tile::print_program(autodiff::gradient(tile::parse_program(p), "Y", {"X"}));
   EXPECT_NE(text.find("Y = builtin_softmax(X, N, C);"), std::string::npos) << text;
@@ -195,8 +229,10 @@ TEST(Gradient, UnrelatedWrtGetsZeros) {
 }
 
 TEST(GradientErrors, UnknownNames) {
-  EXPECT_EQ(error_of("function (A[N]) -> (Y) { Y = exp(A); }", "Z", {"A"}), "error: --of: unknown name 'Z'");
-  EXPECT_EQ(error_of("function (A[N]) -> (Y) { Y = exp(A); }", "Y", {"Q"}), "error: --wrt: unknown name 'Q'");
+  EXPECT_EQ(error_of("function (A[N]) -> (Y) { Y = exp(A); }", "Z", {"A"}),
+            "error: --of: unknown name 'Z'");
+  EXPECT_EQ(error_of("function (A[N]) -> (Y) { Y = exp(A); }", "Y", {"Q"}),
+            "error: --wrt: unknown name 'Q'");
 }
 
 TEST(GradientErrors, WrtTheDifferentiatedOutputItself) {
@@ -212,17 +248,27 @@ TEST(GradientErrors, NotATensor) {
 
 TEST(GradientErrors, NonDifferentiableOutputIsLocated) {
   std::string e = error_of("function (A[N]) -> (Y) {\n  Y = A < 1;\n}", "Y", {"A"});
-  EXPECT_NE(e.find("t.tile:2:3: error: cannot differentiate 'Y': it is bool tensor"), std::string::npos) << e;
+  EXPECT_NE(e.find("t.tile:2:3: error: cannot differentiate 'Y': it is bool tensor"),
+            std::string::npos)
+      << e;
   e = error_of("function (A[N]) -> (Y) {\n  Y = index(A, 0);\n}", "Y", {"A"});
-  EXPECT_NE(e.find("t.tile:2:3: error: cannot differentiate 'Y': it is an integer tensor"), std::string::npos) << e;
+  EXPECT_NE(e.find("t.tile:2:3: error: cannot differentiate 'Y': it is an integer tensor"),
+            std::string::npos)
+      << e;
 }
 
 TEST(GradientErrors, IntegerWrtIsLocated) {
-  std::string e = error_of("function (A[N], I[N]) -> (Y) { Y = A * I; }", "Y", {"I"}, {{"I", DType::Int32}});
-  EXPECT_NE(e.find("t.tile:1:17: error: cannot differentiate with respect to 'I': it is an integer tensor"),
-            std::string::npos) << e;
+  std::string e =
+      error_of("function (A[N], I[N]) -> (Y) { Y = A * I; }", "Y", {"I"}, {{"I", DType::Int32}});
+  EXPECT_NE(
+      e.find(
+          "t.tile:1:17: error: cannot differentiate with respect to 'I': it is an integer tensor"),
+      std::string::npos)
+      << e;
   e = error_of("function (A[N]) -> (Y) {\n  J = index(A, 0);\n  Y = A * J;\n}", "Y", {"J"});
-  EXPECT_NE(e.find("t.tile:2:3: error: cannot differentiate with respect to 'J'"), std::string::npos) << e;
+  EXPECT_NE(e.find("t.tile:2:3: error: cannot differentiate with respect to 'J'"),
+            std::string::npos)
+      << e;
 }
 
 }  // namespace

@@ -12,8 +12,10 @@
 namespace tessera::test {
 
 inline tile::BoundProgram matmul(int64_t m, int64_t k, int64_t n) {
-  auto p = tile::parse_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }");
-  return tile::bind(p, {{"A", {tile::DType::Float32, {m, k}}}, {"B", {tile::DType::Float32, {k, n}}}});
+  auto p = tile::parse_program(
+      "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }");
+  return tile::bind(p,
+                    {{"A", {tile::DType::Float32, {m, k}}}, {"B", {tile::DType::Float32, {k, n}}}});
 }
 
 inline std::vector<float> values(size_t n, uint32_t seed) {
@@ -30,8 +32,8 @@ inline std::vector<std::byte> bytes_of(const std::vector<float> &v) {
   return b;
 }
 
-inline std::vector<float> hand_matmul(const std::vector<float> &a, const std::vector<float> &b, int64_t m, int64_t k,
-                                      int64_t n) {
+inline std::vector<float> hand_matmul(const std::vector<float> &a, const std::vector<float> &b,
+                                      int64_t m, int64_t k, int64_t n) {
   std::vector<float> c(m * n, 0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)

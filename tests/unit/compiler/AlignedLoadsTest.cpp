@@ -23,7 +23,8 @@ TEST(AlignedLoads, IndexSplitsIntoGroupAndComponent) {
   // (x*8 + 1)*1024 + (k*4 + c): the four components share one printed group.
   std::string first;
   for (int c = 0; c < 4; ++c) {
-    auto a = aligned_index(add(mul(add(mul(var("x"), i32(8)), i32(1)), i32(1024)), add(mul(var("k"), i32(4)), i32(c))));
+    auto a = aligned_index(add(mul(add(mul(var("x"), i32(8)), i32(1)), i32(1024)),
+                               add(mul(var("k"), i32(4)), i32(c))));
     ASSERT_TRUE(a);
     EXPECT_EQ(a->component, c);
     if (c == 0) first = print_expr(a->first);
@@ -52,7 +53,8 @@ Stmt update_loop(Expr a_index, int64_t extent = 8) {
 }
 
 // The unrolled loop's variable, trip count, and the accumulator each statement of its body stores.
-void expect_unrolled(const Stmt &s, const std::string &var, int64_t trips, const std::vector<int64_t> &stores) {
+void expect_unrolled(const Stmt &s, const std::string &var, int64_t trips,
+                     const std::vector<int64_t> &stores) {
   auto *f = as<For>(s);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->var, var);
@@ -67,14 +69,16 @@ void expect_unrolled(const Stmt &s, const std::string &var, int64_t trips, const
 TEST(AlignedLoads, UnrollsByFourWhereThatAlignsLoads) {
   auto grouped = [](const std::string &b) { return b == "A" || b == "B"; };
   // Twelve steps: by 4, each accumulator taking its four updates in a row.
-  expect_unrolled(unroll_for_aligned_loads(update_loop(add(mul(var("x"), i32(8)), var("k")), 12), grouped), "k#4", 3,
-                  {0, 0, 0, 0, 1, 1, 1, 1});
+  expect_unrolled(
+      unroll_for_aligned_loads(update_loop(add(mul(var("x"), i32(8)), var("k")), 12), grouped),
+      "k#4", 3, {0, 0, 0, 0, 1, 1, 1, 1});
 }
 
 TEST(AlignedLoads, RegisterUpdatesUnrollByEightWhereTheExtentAllows) {
   auto grouped = [](const std::string &b) { return b == "A" || b == "B"; };
-  expect_unrolled(unroll_for_aligned_loads(update_loop(add(mul(var("x"), i32(8)), var("k")), 16), grouped), "k#8", 2,
-                  {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1});
+  expect_unrolled(
+      unroll_for_aligned_loads(update_loop(add(mul(var("x"), i32(8)), var("k")), 16), grouped),
+      "k#8", 2, {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1});
 }
 
 TEST(AlignedLoads, LoopIsKeptWhereNothingMoreAligns) {

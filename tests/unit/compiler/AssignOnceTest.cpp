@@ -50,15 +50,18 @@ TEST(AssignOnce, SingleValuedReductionIndexIsAKernel) {
 
 // P[2*j + r] with r < 2: for each output o, j lies in [(o-1)/2, o/2], one integer at most.
 TEST(AssignOnce, UpsamplingIsPinnedByTwoInequalities) {
-  EXPECT_FALSE(may_write_twice("function (A[N]) -> (P) { P[2*j + r : 2*N] = =(A[j]), r < 2; }", "P"));
+  EXPECT_FALSE(
+      may_write_twice("function (A[N]) -> (P) { P[2*j + r : 2*N] = =(A[j]), r < 2; }", "P"));
   // r < 3 lets two (j, r) pairs reach some outputs: 2*0 + 2 == 2*1 + 0.
-  EXPECT_TRUE(may_write_twice("function (A[N]) -> (P) { P[2*j + r : 2*N] = =(A[j]), r < 3; }", "P"));
+  EXPECT_TRUE(
+      may_write_twice("function (A[N]) -> (P) { P[2*j + r : 2*N] = =(A[j]), r < 3; }", "P"));
 }
 
 // A possibly twice-written contraction is not fused into its elementwise consumer (the host step
 // computes only its own statement).
 TEST(AssignOnce, HostAssignIsNotFused) {
-  const char *text = "function (A[N]) -> (R) { B[0 : 1] = =(A[i]), i < 1; C[0 : 1] = =(A[i]); R = C + 1; }";
+  const char *text =
+      "function (A[N]) -> (R) { B[0 : 1] = =(A[i]), i < 1; C[0 : 1] = =(A[i]); R = C + 1; }";
   auto bound = tile::bind(tile::parse_program(text), {{"A", f32({4})}});
   auto lowered = lower(bound, Target{});
   bool host_c = false, kernel_r = false;

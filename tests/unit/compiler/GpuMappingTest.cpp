@@ -35,7 +35,8 @@ Target simt_target() {  // a GPU: scalar lanes, 1024 work-items per group
   return t;
 }
 
-tile::BoundProgram bind_program(const std::string &text, const std::map<std::string, tile::TensorType> &inputs) {
+tile::BoundProgram bind_program(const std::string &text,
+                                const std::map<std::string, tile::TensorType> &inputs) {
   return tile::bind(tile::parse_program(text), inputs);
 }
 
@@ -46,16 +47,24 @@ struct Case {
 
 const std::vector<Case> &cases() {
   static const std::vector<Case> c = {
-      {"matmul with partial tiles", "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+      {"matmul with partial tiles",
+       "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
        {{"A", {DType::Float32, {37, 9}}}, {"B", {DType::Float32, {9, 48}}}}},
-      {"padded conv", "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 6, 5, D] = +(I[n, x + i - 1, y + j - 1, c] * K[i, j, c, d]); }",
+      {"padded conv",
+       "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 6, 5, D] = +(I[n, x + "
+       "i - 1, y + j - 1, c] * K[i, j, c, d]); }",
        {{"I", {DType::Float32, {2, 6, 5, 3}}}, {"K", {DType::Float32, {3, 3, 3, 16}}}}},
-      {"max pool", "function (I[H, W]) -> (O) { O[x, y : 4, 4] = >(I[2 * x + i, 2 * y + j]), i < 2, j < 2; }",
+      {"max pool",
+       "function (I[H, W]) -> (O) { O[x, y : 4, 4] = >(I[2 * x + i, 2 * y + j]), i < 2, j < 2; }",
        {{"I", {DType::Float32, {8, 8}}}}},
-      {"elementwise over four dims", "function (A[P, Q, R, S], B[S]) -> (C) { C = A * B + 1; }",
+      {"elementwise over four dims",
+       "function (A[P, Q, R, S], B[S]) -> (C) { C = A * B + 1; }",
        {{"A", {DType::Float32, {3, 2, 5, 32}}}, {"B", {DType::Float32, {32}}}}},
-      {"row sums", "function (A[M, N]) -> (S) { S[i : M] = +(A[i, j]); }", {{"A", {DType::Float32, {13, 40}}}}},
-      {"int64 matmul", "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+      {"row sums",
+       "function (A[M, N]) -> (S) { S[i : M] = +(A[i, j]); }",
+       {{"A", {DType::Float32, {13, 40}}}}},
+      {"int64 matmul",
+       "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
        {{"A", {DType::Int64, {5, 4}}}, {"B", {DType::Int64, {4, 24}}}}},
   };
   return c;
@@ -76,7 +85,8 @@ TEST(GpuMapping, CostModelSchedulesMatchInterp) {
       auto lowered = lower(bound, target, no_local);
       for (const auto &step : lowered.steps)
         EXPECT_FALSE(step.schedule.workgroup.empty()) << c.name << ": " << step.schedule.to_json();
-      test::expect_lowered_matches_interp(bound, lowered, 7, 1e-4, std::string(c.name) + " on " + target.backend);
+      test::expect_lowered_matches_interp(bound, lowered, 7, 1e-4,
+                                          std::string(c.name) + " on " + target.backend);
     }
 }
 
@@ -97,7 +107,9 @@ TEST(GpuMapping, EveryCandidateOfTheSearchSpaceMatchesInterp) {
       for (size_t i = 0; i < all.size(); i += std::max<size_t>(1, all.size() / 12)) {
         if (all[i].use_local_memory) continue;  // barriers: see above
         LowerOptions pick;
-        pick.choose = [&](const ContractionNest &, const Kernel &, const Schedule &) { return all[i]; };
+        pick.choose = [&](const ContractionNest &, const Kernel &, const Schedule &) {
+          return all[i];
+        };
         test::expect_lowered_matches_interp(bound, lower(bound, target, pick), 8, 1e-4,
                                             std::string(c.name) + " candidate " + all[i].to_json());
       }
@@ -111,20 +123,27 @@ TEST(GpuMapping, EveryCandidateOfTheSearchSpaceMatchesInterp) {
 // mapping instead).
 TEST(GpuMapping, PanelSchedulesMatchInterp) {
   const std::vector<Case> panel_cases = {
-      {"matmul", "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+      {"matmul",
+       "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
        {{"A", {DType::Float32, {256, 300}}}, {"B", {DType::Float32, {300, 64}}}}},
-      {"dense over a batch", "function (A[B, M, K], W[K, N]) -> (C) { C[b, i, j : B, M, N] = +(A[b, i, k] * W[k, j]); }",
+      {"dense over a batch",
+       "function (A[B, M, K], W[K, N]) -> (C) { C[b, i, j : B, M, N] = +(A[b, i, k] * W[k, j]); }",
        {{"A", {DType::Float32, {3, 64, 300}}}, {"W", {DType::Float32, {300, 32}}}}},
-      {"conv with relu", "function (I[N, H, W, C], K[KH, KW, C, D]) -> (R) { O[n, x, y, d : N, 32, 4, D] = +(I[n, x + i, y + j, c] * K[i, j, c, d]); R = relu(O); }",
+      {"conv with relu",
+       "function (I[N, H, W, C], K[KH, KW, C, D]) -> (R) { O[n, x, y, d : N, 32, 4, D] = +(I[n, x "
+       "+ i, y + j, c] * K[i, j, c, d]); R = relu(O); }",
        {{"I", {DType::Float32, {1, 34, 6, 16}}}, {"K", {DType::Float32, {3, 3, 16, 32}}}}},
   };
   for (const auto &c : panel_cases) {
     auto bound = bind_program(c.text, c.inputs);
     auto lowered = lower(bound, wide_target());
-    EXPECT_GT(lowered.steps.at(0).schedule.tiles_per_item, 1) << c.name << ": " << lowered.steps[0].schedule.to_json();
-    test::expect_lowered_matches_interp(bound, lowered, 9, 1e-4, std::string(c.name) + " with a panel");
+    EXPECT_GT(lowered.steps.at(0).schedule.tiles_per_item, 1)
+        << c.name << ": " << lowered.steps[0].schedule.to_json();
+    test::expect_lowered_matches_interp(bound, lowered, 9, 1e-4,
+                                        std::string(c.name) + " with a panel");
   }
-  auto bound = bind_program(panel_cases[0].text, {{"A", {DType::Float32, {37, 300}}}, {"B", {DType::Float32, {300, 64}}}});
+  auto bound = bind_program(panel_cases[0].text, {{"A", {DType::Float32, {37, 300}}},
+                                                  {"B", {DType::Float32, {300, 64}}}});
   LowerOptions force;
   force.choose = [](const ContractionNest &, const Kernel &, const Schedule &model) {
     Schedule s = model;
@@ -132,13 +151,16 @@ TEST(GpuMapping, PanelSchedulesMatchInterp) {
     return s;
   };
   auto lowered = lower(bound, wide_target(), force);
-  EXPECT_EQ(print_stmt(lowered.steps.at(0).kernel.body).find("pack_B"), std::string::npos) << "37 rows make no chunk of 4 tiles";
-  test::expect_lowered_matches_interp(bound, lowered, 10, 1e-4, "matmul of 37 rows, tiles_per_item 4");
+  EXPECT_EQ(print_stmt(lowered.steps.at(0).kernel.body).find("pack_B"), std::string::npos)
+      << "37 rows make no chunk of 4 tiles";
+  test::expect_lowered_matches_interp(bound, lowered, 10, 1e-4,
+                                      "matmul of 37 rows, tiles_per_item 4");
 }
 
 TEST(GpuMapping, WideTargetsGetTallRegisterTilesOfVectors) {
-  auto bound = bind_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
-                    {{"A", {DType::Float32, {256, 64}}}, {"B", {DType::Float32, {64, 256}}}});
+  auto bound =
+      bind_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+                   {{"A", {DType::Float32, {256, 64}}}, {"B", {DType::Float32, {64, 256}}}});
   auto lowered = lower(bound, wide_target());
   const Schedule &s = lowered.steps.at(0).schedule;
   EXPECT_EQ(s.vector_width, 16);
@@ -151,8 +173,9 @@ TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
   lavapipe.cores = 2;
   lavapipe.subgroup_size = 8;
   auto tiles = [&](int64_t m, int64_t n) {
-    auto bound = bind_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
-                              {{"A", {DType::Float32, {m, 32}}}, {"B", {DType::Float32, {32, n}}}});
+    auto bound = bind_program(
+        "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+        {{"A", {DType::Float32, {m, 32}}}, {"B", {DType::Float32, {32, n}}}});
     return lower(bound, lavapipe).steps.at(0).schedule.tile_sizes;
   };
   EXPECT_EQ(tiles(1024, 1024), (std::vector<int64_t>{16, 16, 1}));

@@ -33,7 +33,8 @@ class LoopEval {
       case ExprKind::Binary: {
         auto *b = as<Binary>(e);
         auto x = eval(b->a), y = eval(b->b);
-        for (size_t i = 0; i < x.size(); ++i) x[i] = binary(b->op, x[i], y[i], tile::is_float(b->a->type.dtype));
+        for (size_t i = 0; i < x.size(); ++i)
+          x[i] = binary(b->op, x[i], y[i], tile::is_float(b->a->type.dtype));
         return x;
       }
       case ExprKind::Not: {
@@ -76,7 +77,8 @@ class LoopEval {
         }
         return out;
       }
-      case ExprKind::Broadcast: return std::vector<double>(e->type.lanes, eval(as<Broadcast>(e)->value)[0]);
+      case ExprKind::Broadcast:
+        return std::vector<double>(e->type.lanes, eval(as<Broadcast>(e)->value)[0]);
       case ExprKind::Ramp: {
         auto *r = as<Ramp>(e);
         double b = eval(r->base)[0], s = eval(r->stride)[0];
@@ -92,7 +94,8 @@ class LoopEval {
     switch (s->kind) {
       case StmtKind::For: {
         auto *f = as<For>(s);
-        int64_t lo = static_cast<int64_t>(eval(f->min)[0]), n = static_cast<int64_t>(eval(f->extent)[0]);
+        int64_t lo = static_cast<int64_t>(eval(f->min)[0]),
+                n = static_cast<int64_t>(eval(f->extent)[0]);
         for (int64_t i = lo; i < lo + n; ++i) {
           vars[f->var] = i;
           run(f->body);
@@ -101,8 +104,10 @@ class LoopEval {
       }
       case StmtKind::IfThenElse: {
         auto *i = as<IfThenElse>(s);
-        if (eval(i->cond)[0] != 0) run(i->then_case);
-        else if (i->else_case) run(i->else_case);
+        if (eval(i->cond)[0] != 0)
+          run(i->then_case);
+        else if (i->else_case)
+          run(i->else_case);
         return;
       }
       case StmtKind::Store: {
@@ -110,7 +115,8 @@ class LoopEval {
         auto idx = eval(st->index), v = eval(st->value);
         auto &buf = buffers.at(st->buffer);
         for (size_t i = 0; i < idx.size(); ++i) {
-          TESSERA_INTERNAL_ASSERT(idx[i] >= 0 && idx[i] < buf.size(), "out-of-bounds store to " + st->buffer);
+          TESSERA_INTERNAL_ASSERT(idx[i] >= 0 && idx[i] < buf.size(),
+                                  "out-of-bounds store to " + st->buffer);
           buf[static_cast<size_t>(idx[i])] = v[i];
         }
         return;
@@ -146,7 +152,8 @@ class LoopEval {
       case Op::Sub: return x - y;
       case Op::Mul: return x * y;
       case Op::Div: return is_float ? x / y : static_cast<double>(fdiv(int64_t(x), int64_t(y)));
-      case Op::Mod: return static_cast<double>(int64_t(x) - fdiv(int64_t(x), int64_t(y)) * int64_t(y));
+      case Op::Mod:
+        return static_cast<double>(int64_t(x) - fdiv(int64_t(x), int64_t(y)) * int64_t(y));
       case Op::Min: return std::min(x, y);
       case Op::Max: return std::max(x, y);
       case Op::EQ: return x == y;

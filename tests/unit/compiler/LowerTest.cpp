@@ -4,13 +4,13 @@
 
 #include <random>
 
-#include "runtime/interp/Interpret.h"
 #include "compiler/Bounds.h"
 #include "compiler/CostModel.h"
 #include "compiler/IRPrinter.h"
 #include "compiler/Lower.h"
 #include "compiler/OutputBasis.h"
 #include "compiler/Schedule.h"
+#include "runtime/interp/Interpret.h"
 #include "tests/unit/compiler/LoopEval.h"
 #include "tests/unit/compiler/MatchInterp.h"
 #include "tile/Diagnostics.h"
@@ -58,7 +58,8 @@ TEST(Bounds, PaddedConvTapsAreGuarded) {
 }
 
 TEST(Bounds, ConstraintLimitsARange) {
-  auto p = bind_text("function (A[N]) -> (O) { O[i : N] = +(A[i + k]), k < 3; }", {{"A", f32({10})}});
+  auto p =
+      bind_text("function (A[N]) -> (O) { O[i : N] = +(A[i + k]), k < 3; }", {{"A", f32({10})}});
   const auto &s = p.statements[0];
   auto b = compute_bounds(p, s, s.contraction());
   EXPECT_EQ(b.lo[1], 0);
@@ -68,7 +69,8 @@ TEST(Bounds, ConstraintLimitsARange) {
 }
 
 TEST(Bounds, CumsumConstraint) {
-  auto p = bind_text("function (A[N]) -> (O) { O[i : N] = +(A[k]), i - k < N; }", {{"A", f32({6})}});
+  auto p =
+      bind_text("function (A[N]) -> (O) { O[i : N] = +(A[k]), i - k < N; }", {{"A", f32({6})}});
   const auto &s = p.statements[0];
   auto b = compute_bounds(p, s, s.contraction());
   EXPECT_EQ(b.lo[1], 0);
@@ -106,8 +108,9 @@ TEST(OutputBasis, StridedGradientGetsOneVariablePerOutputDim) {
 }
 
 TEST(LowerVsInterp, OutputBasisChanges) {
-  expect_matches_interp("function (DO[X], K[KW]) -> (DI) { DI[2*x + k - 1 : 9] = +(DO[x] * K[k]); }",
-                        {{"DO", f32({4})}, {"K", f32({3})}});
+  expect_matches_interp(
+      "function (DO[X], K[KW]) -> (DI) { DI[2*x + k - 1 : 9] = +(DO[x] * K[k]); }",
+      {{"DO", f32({4})}, {"K", f32({3})}});
   expect_matches_interp("function (DO[X], K[KW]) -> (DI) { DI[x + k : 7] = +(DO[x] * K[k]); }",
                         {{"DO", f32({5})}, {"K", f32({3})}});
   // Dilated: output stride 1 in x, 2 in k.
@@ -125,11 +128,15 @@ TEST(LowerVsInterp, OutputBasisChanges) {
 // ---- Lowering, fusion, schedules ------------------------------------------------------------
 
 TEST(LowerVsInterp, ContractionsAndElementwise) {
-  const std::string mm = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+  const std::string mm =
+      "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
   expect_matches_interp(mm, {{"A", f32({5, 7})}, {"B", f32({7, 6})}});
-  expect_matches_interp(mm, {{"A", f32({13, 9})}, {"B", f32({9, 64})}}, avx512());  // register-blocked
-  expect_matches_interp("function (A[N, M]) -> (O) { O[i : N] = >(A[i, j]); }", {{"A", f32({4, 5})}});
-  expect_matches_interp("function (A[N]) -> (O) { O[i : N] = +(A[k]), i - k < N; }", {{"A", f32({6})}});
+  expect_matches_interp(mm, {{"A", f32({13, 9})}, {"B", f32({9, 64})}},
+                        avx512());  // register-blocked
+  expect_matches_interp("function (A[N, M]) -> (O) { O[i : N] = >(A[i, j]); }",
+                        {{"A", f32({4, 5})}});
+  expect_matches_interp("function (A[N]) -> (O) { O[i : N] = +(A[k]), i - k < N; }",
+                        {{"A", f32({6})}});
   expect_matches_interp("function (A[N], D[M]) -> (O) { O[i : M] = +(A[i - 2]) default D; }",
                         {{"A", f32({4})}, {"D", f32({7})}});
   expect_matches_interp("function (X[N], F[M]) -> (Q) { Q[i + 1 : M] = =(X[i]) default F; }",
@@ -137,7 +144,8 @@ TEST(LowerVsInterp, ContractionsAndElementwise) {
   expect_matches_interp("function (A[N, M], B[M]) -> (O) { T = A * B; S = exp(T); O = S - 1.5; }",
                         {{"A", f32({3, 32})}, {"B", f32({32})}}, avx512());
   // Max pool with padding: unwritten elements are impossible but taps are guarded.
-  expect_matches_interp("function (I[X]) -> (O) { O[x : 4] = >(I[2*x + k - 1]), k < 3; }", {{"I", f32({8})}});
+  expect_matches_interp("function (I[X]) -> (O) { O[x : 4] = >(I[2*x + k - 1]), k < 3; }",
+                        {{"I", f32({8})}});
 }
 
 TEST(LowerVsInterp, ConvWithBiasAndReluIsOneKernel) {
@@ -146,7 +154,8 @@ TEST(LowerVsInterp, ConvWithBiasAndReluIsOneKernel) {
     S = O + B;
     R = relu(S);
   })";
-  std::map<std::string, TensorType> in = {{"I", f32({1, 5, 6, 3})}, {"K", f32({3, 3, 3, 32})}, {"B", f32({32})}};
+  std::map<std::string, TensorType> in = {
+      {"I", f32({1, 5, 6, 3})}, {"K", f32({3, 3, 3, 32})}, {"B", f32({32})}};
   expect_matches_interp(conv, in, avx512());
   auto lowered = lower(bind_text(conv, in), avx512());
   ASSERT_EQ(lowered.steps.size(), 1u);
@@ -155,14 +164,16 @@ TEST(LowerVsInterp, ConvWithBiasAndReluIsOneKernel) {
 }
 
 TEST(LowerVsInterp, Specials) {
-  expect_matches_interp("function (A[N, M]) -> (O) { O = reshape(A, 6, 2); }", {{"A", f32({3, 4})}});
+  expect_matches_interp("function (A[N, M]) -> (O) { O = reshape(A, 6, 2); }",
+                        {{"A", f32({3, 4})}});
   expect_matches_interp("function (A[N, M]) -> (O) { O = index(A, 1); }", {{"A", f32({3, 4})}});
   // Random int32 indices in (-1, 1) are all 0: scatter leaves rows 1-3 unwritten, which it must
   // still store (it claims to overwrite its output whole).
   TensorType i32x6{DType::Int32, {6}};
   expect_matches_interp("function (V[K, M], I[K], S[N, M]) -> (O) { O = scatter(V, I, S); }",
                         {{"V", f32({6, 3})}, {"I", i32x6}, {"S", f32({4, 3})}});
-  expect_matches_interp("function (T[N, M], I[K]) -> (O) { O = gather(T, I); }", {{"T", f32({5, 3})}, {"I", i32x6}});
+  expect_matches_interp("function (T[N, M], I[K]) -> (O) { O = gather(T, I); }",
+                        {{"T", f32({5, 3})}, {"I", i32x6}});
 }
 
 TEST(Lower, BuffersNeedNoFillOnlyWhenAKernelOverwritesThemFirst) {
@@ -179,8 +190,9 @@ TEST(Lower, BuffersNeedNoFillOnlyWhenAKernelOverwritesThemFirst) {
 }
 
 TEST(Lower, UnboundedIndexIsAnError) {
-  EXPECT_THROW(bind_text("function (A[N]) -> (O) { O[i : N] = +(A[i]), i - k < N; }", {{"A", f32({4})}}),
-               tile::Error);
+  EXPECT_THROW(
+      bind_text("function (A[N]) -> (O) { O[i : N] = +(A[i]), i - k < N; }", {{"A", f32({4})}}),
+      tile::Error);
 }
 
 TEST(Lower, LogPrintsOnlyPassesThatChanged) {
@@ -199,8 +211,10 @@ TEST(IRPrinter, ForStoreAndIndexMath) {
   Expr i = Var::make(Type::i64(), "i"), j = Var::make(Type::i64(), "j");
   Expr idx = Binary::make(Binary::Op::Add, Binary::make(Binary::Op::Mul, i, IntImm::make(64)), j);
   Type f = {DType::Float32, 1};
-  Stmt s = For::make("i", IntImm::make(0), IntImm::make(128), ForKind::Parallel,
-                     Store::make("C", idx, Binary::make(Binary::Op::Add, Load::make(f, "C", idx), Load::make(f, "A", i))));
+  Stmt s = For::make(
+      "i", IntImm::make(0), IntImm::make(128), ForKind::Parallel,
+      Store::make("C", idx,
+                  Binary::make(Binary::Op::Add, Load::make(f, "C", idx), Load::make(f, "A", i))));
   EXPECT_EQ(print_stmt(s), "for i in [0, 128) parallel {\n  C[i*64 + j] = C[i*64 + j] + A[i]\n}\n");
 }
 
@@ -209,24 +223,32 @@ TEST(Schedule, JsonRoundTripWithStableKeys) {
   s.tile_sizes = {8, 32, 1};
   s.loop_order = {1, 0, 2};
   s.vector_index = 1, s.vector_width = 16, s.unroll = 2, s.parallel_loops = 1;
-  EXPECT_EQ(s.to_json(), R"({"tile_sizes":[8,32,1],"loop_order":[1,0,2],"vector_index":1,"vector_width":16,"unroll":2,"parallel_loops":1,"workgroup":[],"use_local_memory":false})");
+  EXPECT_EQ(
+      s.to_json(),
+      R"({"tile_sizes":[8,32,1],"loop_order":[1,0,2],"vector_index":1,"vector_width":16,"unroll":2,"parallel_loops":1,"workgroup":[],"use_local_memory":false})");
   EXPECT_EQ(Schedule::from_json(s.to_json()), s);
   EXPECT_THROW(Schedule::from_json("{\"tile_sizes\": 3}"), tile::Error);
   // tiles_per_item appears only where it is used, so schedules stored before it read back alike.
   s.tiles_per_item = 8;
-  EXPECT_EQ(s.to_json(), R"({"tile_sizes":[8,32,1],"loop_order":[1,0,2],"vector_index":1,"vector_width":16,"unroll":2,"parallel_loops":1,"workgroup":[],"use_local_memory":false,"tiles_per_item":8})");
+  EXPECT_EQ(
+      s.to_json(),
+      R"({"tile_sizes":[8,32,1],"loop_order":[1,0,2],"vector_index":1,"vector_width":16,"unroll":2,"parallel_loops":1,"workgroup":[],"use_local_memory":false,"tiles_per_item":8})");
   EXPECT_EQ(Schedule::from_json(s.to_json()), s);
   try {
-    Schedule::from_json(R"({"tile_sizes":[1],"loop_order":[0],"vector_index":-1,"vector_width":1,"unroll":1,"parallel_loops":0,"tiles_per_item":0})");
+    Schedule::from_json(
+        R"({"tile_sizes":[1],"loop_order":[0],"vector_index":-1,"vector_width":1,"unroll":1,"parallel_loops":0,"tiles_per_item":0})");
     FAIL() << "expected an error";
   } catch (const tile::Error &e) {
-    EXPECT_NE(std::string(e.what()).find("non-positive vector_width, unroll or tiles_per_item"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("non-positive vector_width, unroll or tiles_per_item"),
+              std::string::npos)
+        << e.what();
   }
 }
 
 TEST(CostModel, Sgemm1024OnAvx512IsRegisterBlocked) {
-  auto p = bind_text("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
-                     {{"A", f32({1024, 1024})}, {"B", f32({1024, 1024})}});
+  auto p =
+      bind_text("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+                {{"A", f32({1024, 1024})}, {"B", f32({1024, 1024})}});
   auto lowered = lower(p, avx512());
   const Schedule &s = lowered.steps[0].schedule;
   // 16 floats per vector, 2 vectors x 8 rows = 16 accumulators of 32 registers.

@@ -10,14 +10,15 @@
 #include <random>
 #include <string>
 
-#include "runtime/interp/Interpret.h"
 #include "compiler/Lower.h"
+#include "runtime/interp/Interpret.h"
 #include "tests/unit/compiler/LoopEval.h"
 
 namespace tessera::compiler::test {
 
-inline void expect_lowered_matches_interp(const tile::BoundProgram &bound, const LoweredProgram &lowered,
-                                          unsigned seed, double tolerance, const std::string &what) {
+inline void expect_lowered_matches_interp(const tile::BoundProgram &bound,
+                                          const LoweredProgram &lowered, unsigned seed,
+                                          double tolerance, const std::string &what) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> dist(-1, 1);
   TensorMap inputs;
@@ -32,7 +33,8 @@ inline void expect_lowered_matches_interp(const tile::BoundProgram &bound, const
     ASSERT_EQ(step.kind, Step::Kind::Kernel) << step.host_statement;
     for (const auto &p : step.kernel.params)
       if (!eval.buffers.count(p.name))
-        eval.buffers[p.name].assign(p.elements, p.is_output && step.writes_whole_output ? std::nan("") : 0.0);
+        eval.buffers[p.name].assign(p.elements,
+                                    p.is_output && step.writes_whole_output ? std::nan("") : 0.0);
     eval.run(step.kernel.body);
   }
   for (const auto &b : lowered.buffers)

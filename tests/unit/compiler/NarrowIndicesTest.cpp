@@ -45,9 +45,10 @@ Kernel kernel_of(Stmt body, int64_t elements, DType data = DType::Float32) {
 TEST(NarrowIndices, SmallLoopsAndIndicesBecomeInt32) {
   // for i in [0, 100): for j in [0, 50): C[i * 50 + j] = A[i * 50 + j]
   Expr idx = add(mul(var64("i"), i64(50)), var64("j"));
-  Stmt body = For::make("i", i64(0), i64(100), ForKind::Serial,
-                        For::make("j", i64(0), i64(50), ForKind::Serial,
-                                  Store::make("C", idx, Load::make({DType::Float32, 1}, "A", idx))));
+  Stmt body =
+      For::make("i", i64(0), i64(100), ForKind::Serial,
+                For::make("j", i64(0), i64(50), ForKind::Serial,
+                          Store::make("C", idx, Load::make({DType::Float32, 1}, "A", idx))));
   Kernel k = narrow_indices(kernel_of(body, 5000));
   IndexTypes t;
   t.visit_stmt(k.body);
@@ -59,9 +60,10 @@ TEST(NarrowIndices, SmallLoopsAndIndicesBecomeInt32) {
 TEST(NarrowIndices, IndicesThatMayExceedInt32StayInt64) {
   // i < 100000, j < 100000: i * 100000 + j reaches 10^10 (the loops fit, the index does not).
   Expr idx = add(mul(var64("i"), i64(100000)), var64("j"));
-  Stmt body = For::make("i", i64(0), i64(100000), ForKind::Serial,
-                        For::make("j", i64(0), i64(100000), ForKind::Serial,
-                                  Store::make("C", idx, Load::make({DType::Float32, 1}, "A", idx))));
+  Stmt body =
+      For::make("i", i64(0), i64(100000), ForKind::Serial,
+                For::make("j", i64(0), i64(100000), ForKind::Serial,
+                          Store::make("C", idx, Load::make({DType::Float32, 1}, "A", idx))));
   Kernel k = narrow_indices(kernel_of(body, 10000000000));
   IndexTypes t;
   t.visit_stmt(k.body);
@@ -107,9 +109,14 @@ TEST(NarrowIndices, Int64DataStaysInt64AndIndexValuesKeepTheirMeaning) {
 
 TEST(NarrowIndices, IndexLoadedFromDataIsNotTrusted) {
   // C[B[i] * 4] with B int32 data: B[i] could be anything, so B[i] * 4 may overflow int32.
-  Kernel k{"k", {{"A", DType::Float32, 64, false}, {"B", DType::Int32, 4, false}, {"C", DType::Float32, 64, true}}, nullptr};
+  Kernel k{"k",
+           {{"A", DType::Float32, 64, false},
+            {"B", DType::Int32, 4, false},
+            {"C", DType::Float32, 64, true}},
+           nullptr};
   Expr idx = mul(Cast::make(Type::i64(), Load::make(Type::i32(), "B", var64("i"))), i64(4));
-  k.body = For::make("i", i64(0), i64(4), ForKind::Serial, Store::make("C", idx, Load::make({DType::Float32, 1}, "A", idx)));
+  k.body = For::make("i", i64(0), i64(4), ForKind::Serial,
+                     Store::make("C", idx, Load::make({DType::Float32, 1}, "A", idx)));
   IndexTypes t;
   t.visit_stmt(narrow_indices(k).body);
   EXPECT_EQ(t.stores, std::vector<DType>{DType::Int64});
@@ -132,9 +139,11 @@ TEST(NarrowIndices, LoweredKernelsStillMatchTheInterpreter) {
   } cases[] = {
       {"function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
        {{"A", {DType::Float32, {19, 7}}}, {"B", {DType::Float32, {7, 13}}}}},
-      {"function (I[N, X, CI], K[KX, CI, CO]) -> (O) { O[n, x, co : N, X, CO] = +(I[n, x + kx - 1, ci] * K[kx, ci, co]); }",
+      {"function (I[N, X, CI], K[KX, CI, CO]) -> (O) { O[n, x, co : N, X, CO] = +(I[n, x + kx - 1, "
+       "ci] * K[kx, ci, co]); }",
        {{"I", {DType::Float32, {2, 9, 3}}}, {"K", {DType::Float32, {3, 3, 5}}}}},
-      {"function (A[N]) -> (B) { B[i / 3 : (N + 2) / 3] = >(A[i]); }", {{"A", {DType::Float32, {20}}}}},
+      {"function (A[N]) -> (B) { B[i / 3 : (N + 2) / 3] = >(A[i]); }",
+       {{"A", {DType::Float32, {20}}}}},
   };
   for (const auto &c : cases) {
     auto bound = tile::bind(tile::parse_program(c.text), c.types);

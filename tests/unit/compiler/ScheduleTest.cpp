@@ -5,13 +5,13 @@
 
 #include <random>
 
-#include "runtime/interp/Interpret.h"
+#include "compiler/Fusion.h"
 #include "compiler/IRPrinter.h"
 #include "compiler/IRVisitor.h"
 #include "compiler/Lower.h"
-#include "compiler/SplitBorders.h"
-#include "compiler/Fusion.h"
 #include "compiler/LowerContraction.h"
+#include "compiler/SplitBorders.h"
+#include "runtime/interp/Interpret.h"
 #include "tests/unit/compiler/LoopEval.h"
 #include "tests/unit/compiler/MatchInterp.h"
 #include "tile/Parser.h"
@@ -30,7 +30,8 @@ Target avx512(int cores = 2) {
   return t;
 }
 
-LoweredProgram lower_text(const std::string &text, const std::map<std::string, TensorType> &in, Target t) {
+LoweredProgram lower_text(const std::string &text, const std::map<std::string, TensorType> &in,
+                          Target t) {
   return lower(tile::bind(tile::parse_program(text), in), t);
 }
 
@@ -44,10 +45,11 @@ void expect_matches_interp(const std::string &text, const std::map<std::string, 
 
 // A 2-D NHWC convolution with stride, dilation and padding.
 std::string conv(int64_t out, int64_t stride, int64_t dilation, int64_t pad) {
-  auto s = std::to_string(stride), d = std::to_string(dilation), p = std::to_string(pad), o = std::to_string(out);
-  return "function (I[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) { O[n, x, y, co : N, " + o + ", " + o +
-         ", CO] = +(I[n, " + s + "*x + " + d + "*i - " + p + ", " + s + "*y + " + d + "*j - " + p +
-         ", ci] * K[i, j, ci, co]); }";
+  auto s = std::to_string(stride), d = std::to_string(dilation), p = std::to_string(pad),
+       o = std::to_string(out);
+  return "function (I[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) { O[n, x, y, co : N, " + o + ", " +
+         o + ", CO] = +(I[n, " + s + "*x + " + d + "*i - " + p + ", " + s + "*y + " + d + "*j - " +
+         p + ", ci] * K[i, j, ci, co]); }";
 }
 
 class Count : public IRVisitor {
@@ -74,7 +76,8 @@ class Count : public IRVisitor {
 // ---- Interior / border split ------------------------------------------------------------------
 
 TEST(SplitBorders, PaddedConvHasAnUnguardedInterior) {
-  auto bound = tile::bind(tile::parse_program(conv(6, 1, 1, 1)), {{"I", f32({1, 6, 6, 2})}, {"K", f32({3, 3, 2, 16})}});
+  auto bound = tile::bind(tile::parse_program(conv(6, 1, 1, 1)),
+                          {{"I", f32({1, 6, 6, 2})}, {"K", f32({3, 3, 2, 16})}});
   const auto &s = bound.statements[0];
   ElementwiseContext ctx{bound, plan_fusion(bound), ""};
   auto regions = split_borders(contraction_nest(s, s, ctx));
@@ -93,18 +96,24 @@ TEST(SplitBorders, PaddedConvHasAnUnguardedInterior) {
 
 TEST(SplitBorders, PaddedStridedDilatedConvsMatchInterp) {
   for (int cores : {1, 2}) {
-  // {out, stride, dilation, pad, H, KH, CI, CO}: tails in rows and vectors, unit dims.
-  struct Case { int64_t out, s, d, p, h, k, ci, co; };
-  for (Case c : {Case{7, 1, 1, 1, 7, 3, 3, 32}, Case{4, 2, 1, 1, 8, 3, 2, 16}, Case{5, 1, 2, 2, 5, 3, 2, 16},
-                 Case{4, 2, 1, 3, 8, 7, 3, 16}, Case{9, 1, 1, 1, 9, 3, 1, 48}, Case{3, 1, 1, 1, 3, 3, 4, 64},
-                 Case{6, 1, 1, 1, 6, 3, 2, 5}, Case{1, 1, 1, 1, 1, 3, 2, 16}, Case{8, 1, 1, 1, 8, 3, 2, 128}})
-      expect_matches_interp(conv(c.out, c.s, c.d, c.p), {{"I", f32({1, c.h, c.h, c.ci})}, {"K", f32({c.k, c.k, c.ci, c.co})}},
+    // {out, stride, dilation, pad, H, KH, CI, CO}: tails in rows and vectors, unit dims.
+    struct Case {
+      int64_t out, s, d, p, h, k, ci, co;
+    };
+    for (Case c : {Case{7, 1, 1, 1, 7, 3, 3, 32}, Case{4, 2, 1, 1, 8, 3, 2, 16},
+                   Case{5, 1, 2, 2, 5, 3, 2, 16}, Case{4, 2, 1, 3, 8, 7, 3, 16},
+                   Case{9, 1, 1, 1, 9, 3, 1, 48}, Case{3, 1, 1, 1, 3, 3, 4, 64},
+                   Case{6, 1, 1, 1, 6, 3, 2, 5}, Case{1, 1, 1, 1, 1, 3, 2, 16},
+                   Case{8, 1, 1, 1, 8, 3, 2, 128}})
+      expect_matches_interp(conv(c.out, c.s, c.d, c.p),
+                            {{"I", f32({1, c.h, c.h, c.ci})}, {"K", f32({c.k, c.k, c.ci, c.co})}},
                             avx512(cores));
   }
 }
 
 TEST(SplitBorders, InteriorRowsAreRegisterBlocked) {
-  auto lowered = lower_text(conv(14, 1, 1, 1), {{"I", f32({1, 14, 14, 8})}, {"K", f32({3, 3, 8, 32})}}, avx512());
+  auto lowered = lower_text(conv(14, 1, 1, 1),
+                            {{"I", f32({1, 14, 14, 8})}, {"K", f32({3, 3, 8, 32})}}, avx512());
   const Schedule &s = lowered.steps[0].schedule;
   // Several output rows (x or y) share each K vector in the unguarded interior.
   EXPECT_GT(s.tile_sizes[1] * s.tile_sizes[2], 1);
@@ -112,7 +121,8 @@ TEST(SplitBorders, InteriorRowsAreRegisterBlocked) {
 }
 
 TEST(SplitBorders, ShortInteriorRowsTakeWiderVectorTiles) {
-  // 3x3 on 7x7: the interior has 5 rows, so 4 vectors per row fill the registers 2 would leave idle.
+  // 3x3 on 7x7: the interior has 5 rows, so 4 vectors per row fill the registers 2 would leave
+  // idle.
   std::map<std::string, TensorType> in = {{"I", f32({1, 7, 7, 8})}, {"K", f32({3, 3, 8, 64})}};
   auto lowered = lower_text(conv(7, 1, 1, 1), in, avx512());
   const Schedule &s = lowered.steps[0].schedule;
@@ -141,31 +151,43 @@ TEST(SplitBorders, BorderStripsAreRowBlockedAndTailsPeeled) {
   c.visit_stmt(lowered.steps[0].kernel.body);
   EXPECT_EQ(c.ifs, 0) << print_stmt(lowered.steps[0].kernel.body);
   int64_t one_point = 32;
-  EXPECT_EQ(std::count(c.acc_sizes.begin(), c.acc_sizes.end(), one_point), 4) << print_stmt(lowered.steps[0].kernel.body);
+  EXPECT_EQ(std::count(c.acc_sizes.begin(), c.acc_sizes.end(), one_point), 4)
+      << print_stmt(lowered.steps[0].kernel.body);
   test::expect_lowered_matches_interp(bound, lowered, 5, 1e-4, text);
 }
 
 TEST(SplitBorders, PaddedMaxPoolAndFusedEpilogueMatchInterp) {
-  expect_matches_interp("function (I[N, H, W, C]) -> (O) { O[n, x, y, c : N, 5, 5, C] = >(I[n, 2*x + i - 1, 2*y + j - 1, c]), i < 3, j < 3; }",
+  expect_matches_interp("function (I[N, H, W, C]) -> (O) { O[n, x, y, c : N, 5, 5, C] = >(I[n, 2*x "
+                        "+ i - 1, 2*y + j - 1, c]), i < 3, j < 3; }",
                         {{"I", f32({1, 9, 9, 32})}});
   expect_matches_interp(R"(function (I[N, H, W, CI], K[KH, KW, CI, CO], B[CO]) -> (R) {
     O[n, x, y, co : N, H, W, CO] = +(I[n, x + kx - 1, y + ky - 1, ci] * K[kx, ky, ci, co]);
     R = relu(O + B);
-  })", {{"I", f32({2, 6, 5, 3})}, {"K", f32({3, 3, 3, 32})}, {"B", f32({32})}});
+  })",
+                        {{"I", f32({2, 6, 5, 3})}, {"K", f32({3, 3, 3, 32})}, {"B", f32({32})}});
 }
 
 // ---- GEMM panels, tails, unit dims ------------------------------------------------------------
 
-const char *kMatmul = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+const char *kMatmul =
+    "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
 
 TEST(PackedGemm, TailsAndUnitDimsMatchInterp) {
-  for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
-           {13, 9, 64}, {17, 31, 32}, {1, 7, 32}, {9, 1, 64}, {30, 5, 96}, {8, 3, 16}, {5, 4, 7}, {11, 6, 128}})
-    for (int cores : {1, 2})  // one core keeps the vector tile loop outermost, so its panel is packed
+  for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{13, 9, 64},
+                                                                           {17, 31, 32},
+                                                                           {1, 7, 32},
+                                                                           {9, 1, 64},
+                                                                           {30, 5, 96},
+                                                                           {8, 3, 16},
+                                                                           {5, 4, 7},
+                                                                           {11, 6, 128}})
+    for (int cores :
+         {1, 2})  // one core keeps the vector tile loop outermost, so its panel is packed
       expect_matches_interp(kMatmul, {{"A", f32({m, k})}, {"B", f32({k, n})}}, avx512(cores));
   // 1x1 convolution: a GEMM over (x*y) x ci x co.
   for (int cores : {1, 2})
-    expect_matches_interp(conv(5, 1, 1, 0), {{"I", f32({1, 5, 5, 8})}, {"K", f32({1, 1, 8, 64})}}, avx512(cores));
+    expect_matches_interp(conv(5, 1, 1, 0), {{"I", f32({1, 5, 5, 8})}, {"K", f32({1, 1, 8, 64})}},
+                          avx512(cores));
 }
 
 TEST(PackedGemm, VectorPanelIsPackedOncePerTile) {
@@ -173,7 +195,8 @@ TEST(PackedGemm, VectorPanelIsPackedOncePerTile) {
   auto lowered = lower_text(kMatmul, {{"A", f32({64, 40})}, {"B", f32({40, 128})}}, avx512());
   Count c;
   c.visit_stmt(lowered.steps[0].kernel.body);
-  EXPECT_NE(std::find(c.allocs.begin(), c.allocs.end(), "pack_B"), c.allocs.end()) << print_stmt(lowered.steps[0].kernel.body);
+  EXPECT_NE(std::find(c.allocs.begin(), c.allocs.end(), "pack_B"), c.allocs.end())
+      << print_stmt(lowered.steps[0].kernel.body);
   EXPECT_EQ(c.parallel, 1);
 }
 
@@ -182,7 +205,8 @@ TEST(PackedGemm, VectorPanelIsPackedOncePerTile) {
 TEST(Parallel, UnitBatchConvStillHasAParallelLoop) {
   // 3x3 on 7x7x512 (ResNet-50's last block, scaled down in channels): n has extent 1.
   for (int64_t co : {16, 512}) {
-    auto lowered = lower_text(conv(7, 1, 1, 1), {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, co})}}, avx512());
+    auto lowered = lower_text(conv(7, 1, 1, 1),
+                              {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, co})}}, avx512());
     Count c;
     c.visit_stmt(lowered.steps[0].kernel.body);
     EXPECT_GE(c.parallel, 1) << co << "\n" << print_stmt(lowered.steps[0].kernel.body);

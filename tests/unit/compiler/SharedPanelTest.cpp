@@ -5,10 +5,10 @@
 
 #include <random>
 
-#include "runtime/interp/Interpret.h"
 #include "compiler/IRPrinter.h"
 #include "compiler/IRVisitor.h"
 #include "compiler/Lower.h"
+#include "runtime/interp/Interpret.h"
 #include "tests/unit/compiler/LoopEval.h"
 #include "tests/unit/compiler/MatchInterp.h"
 #include "tile/Parser.h"
@@ -30,15 +30,17 @@ Target avx512(int cores = 2) {
 // A padded NHWC convolution: `out` x `out` outputs, stride s, "same"-style padding p.
 std::string conv(int64_t out, int64_t s, int64_t p, bool bias_relu = false) {
   auto o = std::to_string(out), st = std::to_string(s), pd = std::to_string(p);
-  std::string c = "O[n, x, y, co : N, " + o + ", " + o + ", CO] = +(I[n, " + st + "*x + i - " + pd + ", " + st +
-                  "*y + j - " + pd + ", ci] * K[i, j, ci, co]);";
+  std::string c = "O[n, x, y, co : N, " + o + ", " + o + ", CO] = +(I[n, " + st + "*x + i - " + pd +
+                  ", " + st + "*y + j - " + pd + ", ci] * K[i, j, ci, co]);";
   if (!bias_relu) return "function (I[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) { " + c + " }";
-  return "function (I[N, H, W, CI], K[KH, KW, CI, CO], B[CO]) -> (R) { " + c + " R = relu(O + B); }";
+  return "function (I[N, H, W, CI], K[KH, KW, CI, CO], B[CO]) -> (R) { " + c +
+         " R = relu(O + B); }";
 }
 
 // Runs every kernel with LoopEval on random inputs and compares each output with interp
 // (float32 kernels vs interp's double accumulation over <= 1152 terms of order 1: 1e-3 absolute).
-void expect_matches_interp(const std::string &text, const std::map<std::string, TensorType> &in, Target target) {
+void expect_matches_interp(const std::string &text, const std::map<std::string, TensorType> &in,
+                           Target target) {
   auto bound = tile::bind(tile::parse_program(text), in);
   test::expect_lowered_matches_interp(bound, lower(bound, target), 11, 1e-3, text);
 }
@@ -60,7 +62,8 @@ class Count : public IRVisitor {
 TEST(SharedPanel, PackedOnceOutsideAllRegions) {
   // K is 3*3*64*512 floats (1.2 MB, over one panel's budget): the kernel is one parallel loop over
   // the 16 vector tiles, holding the only panel copy.
-  auto bound = tile::bind(tile::parse_program(conv(5, 1, 1)), {{"I", f32({1, 5, 5, 64})}, {"K", f32({3, 3, 64, 512})}});
+  auto bound = tile::bind(tile::parse_program(conv(5, 1, 1)),
+                          {{"I", f32({1, 5, 5, 64})}, {"K", f32({3, 3, 64, 512})}});
   LoweredProgram lowered = lower(bound, avx512());
   const Stmt &body = lowered.steps[0].kernel.body;
   auto *outer = as<For>(body);
@@ -77,10 +80,14 @@ TEST(SharedPanel, ConvsMatchInterp) {
   // {out, stride, pad, H, CI, CO, batch}: K over 1 MB in every case; 5x5 splits its border strips
   // again, 3x3 has a one-row interior, 1x1 has no interior; CO 288 gives 48-lane tiles (3 vectors).
   // One core runs the tile loop serially.
-  struct Case { int64_t out, s, p, h, ci, co, n, cores; };
-  for (Case c : {Case{5, 1, 1, 5, 64, 512, 1, 2}, Case{3, 1, 1, 3, 64, 512, 2, 1}, Case{1, 1, 1, 1, 64, 512, 1, 2},
-                 Case{4, 2, 1, 7, 128, 288, 1, 2}, Case{5, 1, 1, 5, 128, 288, 1, 1}})
-    expect_matches_interp(conv(c.out, c.s, c.p), {{"I", f32({c.n, c.h, c.h, c.ci})}, {"K", f32({3, 3, c.ci, c.co})}},
+  struct Case {
+    int64_t out, s, p, h, ci, co, n, cores;
+  };
+  for (Case c : {Case{5, 1, 1, 5, 64, 512, 1, 2}, Case{3, 1, 1, 3, 64, 512, 2, 1},
+                 Case{1, 1, 1, 1, 64, 512, 1, 2}, Case{4, 2, 1, 7, 128, 288, 1, 2},
+                 Case{5, 1, 1, 5, 128, 288, 1, 1}})
+    expect_matches_interp(conv(c.out, c.s, c.p),
+                          {{"I", f32({c.n, c.h, c.h, c.ci})}, {"K", f32({3, 3, c.ci, c.co})}},
                           avx512(c.cores));
 }
 
@@ -88,8 +95,9 @@ TEST(SharedPanel, PartialRowTilesArePeeledAndMatchInterp) {
   // A 5x9 output under a 2x7 tile of points, one vector each (a schedule the tuner may time): the
   // unguarded 3x7 interior's last row is peeled into an untiled region; the border strips split
   // again and peel too.
-  auto text = "function (I[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) { O[n, x, y, co : N, 5, 9, CO] = "
-              "+(I[n, x + i - 1, y + j - 1, ci] * K[i, j, ci, co]); }";
+  auto text =
+      "function (I[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) { O[n, x, y, co : N, 5, 9, CO] = "
+      "+(I[n, x + i - 1, y + j - 1, ci] * K[i, j, ci, co]); }";
   std::map<std::string, TensorType> in = {{"I", f32({1, 5, 9, 64})}, {"K", f32({3, 3, 64, 512})}};
   auto bound = tile::bind(tile::parse_program(text), in);
   LowerOptions options;
@@ -107,7 +115,8 @@ TEST(SharedPanel, PartialRowTilesArePeeledAndMatchInterp) {
 
 TEST(SharedPanel, FusedEpilogueReadsItsOwnChannel) {
   // The bias is indexed by the vector index, which the shared loop shifts by the tile's start.
-  expect_matches_interp(conv(4, 1, 1, true), {{"I", f32({1, 4, 4, 64})}, {"K", f32({3, 3, 64, 512})}, {"B", f32({512})}},
+  expect_matches_interp(conv(4, 1, 1, true),
+                        {{"I", f32({1, 4, 4, 64})}, {"K", f32({3, 3, 64, 512})}, {"B", f32({512})}},
                         avx512());
 }
 

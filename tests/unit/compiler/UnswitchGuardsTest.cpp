@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "compiler/UnswitchGuards.h"
 #include "compiler/IRBuild.h"
 #include "compiler/IRPrinter.h"
+#include "compiler/UnswitchGuards.h"
 
 namespace tessera::compiler {
 namespace {
@@ -21,14 +21,17 @@ Expr f32_load(const std::string &buffer, Expr index) {
 Stmt guarded_loop(const std::function<Expr(int)> &guard, int64_t extent = 32) {
   std::vector<Stmt> updates;
   for (int r = 0; r < 2; ++r) {
-    Stmt update = Store::make("acc", imm(r), bin(Op::Add, f32_load("acc", imm(r)), f32_load("A", var("k"))));
+    Stmt update =
+        Store::make("acc", imm(r), bin(Op::Add, f32_load("acc", imm(r)), f32_load("A", var("k"))));
     updates.push_back(IfThenElse::make(guard(r), update));
   }
   return For::make("k", imm(0), imm(extent), ForKind::Serial, Block::make(updates));
 }
 
 // x*13 + r < 37: a partial row tile's guard, the same in every iteration of k.
-Expr row_guard(int r) { return bin(Op::LT, bin(Op::Add, bin(Op::Mul, var("x"), imm(13)), imm(r)), imm(37)); }
+Expr row_guard(int r) {
+  return bin(Op::LT, bin(Op::Add, bin(Op::Mul, var("x"), imm(13)), imm(r)), imm(37));
+}
 
 TEST(UnswitchGuards, InvariantGuardsMoveOutOfTheLoop) {
   Stmt loop = guarded_loop(row_guard);

@@ -28,10 +28,9 @@ TEST(Edsl, MatmulPrintsAsTileAndParsesBack) {
   Tensor A = Placeholder(DType::Float32, {2, 3}, "A");
   Tensor B = Placeholder(DType::Float32, {3, 4}, "B");
   Function fn = build({{"C", matmul(A, B)}});
-  EXPECT_EQ(fn.tile_text(),
-            "function (A[2, 3], B[3, 4]) -> (C) {\n"
-            "  C[m, n : 2, 4] = +(A[m, k] * B[k, n]);\n"
-            "}\n");
+  EXPECT_EQ(fn.tile_text(), "function (A[2, 3], B[3, 4]) -> (C) {\n"
+                            "  C[m, n : 2, 4] = +(A[m, k] * B[k, n]);\n"
+                            "}\n");
   tile::Program parsed = tile::parse_program(fn.tile_text());
   EXPECT_TRUE(tile::structurally_equal(parsed, fn.program));
 }
@@ -64,7 +63,8 @@ TEST(Edsl, ConstraintsDefaultAndIndexArithmetic) {
   std::vector<double> got;
   for (int i = 0; i < 4; ++i) got.push_back(out.at("O").get_double(i));
   EXPECT_EQ(got, (std::vector<double>{5, 5, 4, 4}));
-  EXPECT_NE(build({{"O", O}}).tile_text().find("O[x : 4] = >(I[x + k]), k < 2;"), std::string::npos);
+  EXPECT_NE(build({{"O", O}}).tile_text().find("O[x : 4] = >(I[x + k]), k < 2;"),
+            std::string::npos);
 }
 
 TEST(Edsl, IndexNamesAreMadeUnique) {

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/Registry.h"
 #include "tessera/gradient.h"
 #include "tessera/import.h"
-#include "backends/Registry.h"
 #include "tile/Bind.h"
 #include "tile/Parser.h"
 
@@ -41,12 +41,13 @@ std::vector<double> values(const HostTensor &t) {
   return v;
 }
 
-TensorMap run(const std::vector<std::pair<std::string, Tensor>> &outputs, const std::vector<Tensor> &inputs,
-              const TensorMap &values) {
+TensorMap run(const std::vector<std::pair<std::string, Tensor>> &outputs,
+              const std::vector<Tensor> &inputs, const TensorMap &values) {
   return compile(build(outputs, inputs), "interp")->run(values);
 }
 
-void expect_near(const std::vector<double> &got, const std::vector<double> &want, double tol = 1e-12) {
+void expect_near(const std::vector<double> &got, const std::vector<double> &want,
+                 double tol = 1e-12) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
 }
@@ -82,7 +83,8 @@ TEST(EdslGradient, MatmulWithExplicitSeed) {
 }
 
 TEST(EdslGradient, StridedPaddedConv1d) {
-  // O[x] = sum_k I[2x + k - 1] * K[k], x < 3, k < 3, over I of 6 (one element of padding each side).
+  // O[x] = sum_k I[2x + k - 1] * K[k], x < 3, k < 3, over I of 6 (one element of padding each
+  // side).
   Tensor I = Placeholder(DType::Float64, {6}, "I");
   Tensor K = Placeholder(DType::Float64, {3}, "K");
   Tensor S = Placeholder(DType::Float64, {3}, "S");
@@ -138,7 +140,8 @@ TEST(EdslGradient, WithRespectToAnIntermediateTensor) {
   Tensor X = Placeholder(DType::Float64, {2}, "X");
   Tensor H = X * 3.0;
   auto g = gradient(H * H, {H, X});
-  TensorMap out = run({{"dH", g[0]}, {"dX", g[1]}}, {X}, {{"X", make(DType::Float64, {2}, {1, -2})}});
+  TensorMap out =
+      run({{"dH", g[0]}, {"dX", g[1]}}, {X}, {{"X", make(DType::Float64, {2}, {1, -2})}});
   expect_near(values(out.at("dH")), {6, -12});
   expect_near(values(out.at("dX")), {18, -36});
 }
@@ -148,8 +151,9 @@ TEST(EdslGradient, TheGradientOfTheLossWithRespectToItselfIsTheSeed) {
   Tensor S = Placeholder(DType::Float64, {2}, "S");
   Tensor H = exp(X);
   auto g = gradient(H, {H, X}, S);
-  TensorMap out = run({{"dH", g[0]}, {"dX", g[1]}}, {X, S},
-                      {{"X", make(DType::Float64, {2}, {0, 1})}, {"S", make(DType::Float64, {2}, {2, 3})}});
+  TensorMap out =
+      run({{"dH", g[0]}, {"dX", g[1]}}, {X, S},
+          {{"X", make(DType::Float64, {2}, {0, 1})}, {"S", make(DType::Float64, {2}, {2, 3})}});
   expect_near(values(out.at("dH")), {2, 3});
   expect_near(values(out.at("dX")), {2, 3 * std::exp(1.0)});
 }
@@ -160,7 +164,8 @@ TEST(EdslGradient, ALossThatDoesNotDependOnXGivesZeros) {
   auto g = gradient(Y * 2.0, {X, Y});
   EXPECT_EQ(g[0].shape(), X.shape());
   TensorMap out = run({{"dX", g[0]}, {"dY", g[1]}}, {X, Y},
-                      {{"X", make(DType::Float32, {2, 2}, {1, 2, 3, 4})}, {"Y", make(DType::Float32, {2}, {5, 6})}});
+                      {{"X", make(DType::Float32, {2, 2}, {1, 2, 3, 4})},
+                       {"Y", make(DType::Float32, {2}, {5, 6})}});
   expect_near(values(out.at("dX")), {0, 0, 0, 0});
   expect_near(values(out.at("dY")), {2, 2});
 }
@@ -184,7 +189,8 @@ TEST(EdslGradient, PlaceholderNamesDoNotClashWithTheLossOrItsSeed) {
   Function fn = build({{"gV", g[0]}, {"gU", g[1]}, {"gL", g[2]}, {"gdL", g[3]}}, {L, dL, U, V});
   std::vector<std::vector<double>> in{{1, 2}, {3, 4}, {5, 6}, {7, 8}};
   TensorMap args;
-  for (size_t i = 0; i < in.size(); ++i) args.emplace(fn.program.inputs[i].name, make(DType::Float64, {2}, in[i]));
+  for (size_t i = 0; i < in.size(); ++i)
+    args.emplace(fn.program.inputs[i].name, make(DType::Float64, {2}, in[i]));
   TensorMap out = compile(fn, "interp")->run(args);
   expect_near(values(out.at("gV")), {-14, -16});
   expect_near(values(out.at("gU")), {3, 3});
@@ -206,7 +212,8 @@ TEST(EdslGradient, BadRequestsThrowWithAReason) {
   Tensor N = Placeholder(DType::Int32, {2}, "N");
   Tensor L = X * cast(N, DType::Float32);
   std::string e = error_of([&] { gradient(L, {N}); });
-  EXPECT_NE(e.find("gradient: cannot differentiate with respect to wrt 0 ('N'): it is int32"), std::string::npos)
+  EXPECT_NE(e.find("gradient: cannot differentiate with respect to wrt 0 ('N'): it is int32"),
+            std::string::npos)
       << e;
   e = error_of([&] { gradient(N * 2, {X}); });
   EXPECT_NE(e.find("gradient: the loss is int32, not a float tensor"), std::string::npos) << e;
@@ -225,17 +232,17 @@ TEST(EdslGradient, BadRequestsThrowWithAReason) {
 // ---- import_program ---------------------------------------------------------------------------
 
 TEST(EdslImport, ATileProgramIsAnOpOnTensors) {
-  tile::Program p = tile::parse_program(
-      "function (A[M, K], B[K, N]) -> (C) {\n"
-      "  P[m, n : M, N] = +(A[m, k] * B[k, n]);\n"
-      "  C = relu(P) + 1;\n"
-      "}\n");
+  tile::Program p = tile::parse_program("function (A[M, K], B[K, N]) -> (C) {\n"
+                                        "  P[m, n : M, N] = +(A[m, k] * B[k, n]);\n"
+                                        "  C = relu(P) + 1;\n"
+                                        "}\n");
   Tensor X = Placeholder(DType::Float32, {2, 2}, "X");
   Tensor W = Placeholder(DType::Float32, {2, 1}, "W");
   Tensor C = import_program(p, {{"A", X * 2.0}, {"B", W}}).at("C");
   EXPECT_EQ(C.shape(), (std::vector<int64_t>{2, 1}));
   TensorMap out = run({{"C", C}}, {X, W},
-                      {{"X", make(DType::Float32, {2, 2}, {1, 2, -3, -4})}, {"W", make(DType::Float32, {2, 1}, {1, 1})}});
+                      {{"X", make(DType::Float32, {2, 2}, {1, 2, -3, -4})},
+                       {"W", make(DType::Float32, {2, 1}, {1, 1})}});
   expect_near(values(out.at("C")), {7, 1});  // relu(2*3) + 1, relu(2*-7) + 1
 }
 
@@ -260,7 +267,8 @@ HostTensor random_input(const tile::TensorType &type, std::mt19937 &rng) {
     } else if (type.dtype == DType::Bool) {
       t.set_int(i, std::uniform_int_distribution<int>(0, 1)(rng));
     } else {  // small integers: valid gather/scatter indices, some zero divisors
-      t.set_int(i, std::uniform_int_distribution<int>(tile::is_signed_int(type.dtype) ? -3 : 0, 6)(rng));
+      t.set_int(
+          i, std::uniform_int_distribution<int>(tile::is_signed_int(type.dtype) ? -3 : 0, 6)(rng));
     }
   }
   return t;
@@ -271,7 +279,8 @@ bool same_element(const HostTensor &a, const HostTensor &b, int64_t i) {
     double x = a.get_double(i), y = b.get_double(i);
     return x == y || (std::isnan(x) && std::isnan(y));
   }
-  if (tile::is_signed_int(a.dtype()) || a.dtype() == DType::Bool) return a.get_int(i) == b.get_int(i);
+  if (tile::is_signed_int(a.dtype()) || a.dtype() == DType::Bool)
+    return a.get_int(i) == b.get_int(i);
   return a.get_uint(i) == b.get_uint(i);
 }
 
@@ -282,7 +291,8 @@ std::map<std::string, tile::TensorType> read_types(const std::filesystem::path &
   for (auto &[name, spec] : j.at("inputs").items()) {
     auto dtype = tile::parse_dtype(spec.at("dtype").get<std::string>());
     if (!dtype) ADD_FAILURE() << json_path << ": dtype " << spec.at("dtype");
-    types[name] = tile::TensorType{dtype.value_or(DType::Float32), spec.at("shape").get<std::vector<int64_t>>()};
+    types[name] = tile::TensorType{dtype.value_or(DType::Float32),
+                                   spec.at("shape").get<std::vector<int64_t>>()};
   }
   return types;
 }
@@ -299,7 +309,8 @@ TEST(EdslImport, EveryCorpusProgramReproducesTheInterpreter) {
     std::ifstream in(file);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     tile::Program p = tile::parse_program(text, file.string());
-    std::map<std::string, tile::TensorType> types = read_types(std::filesystem::path(file).replace_extension(".json"));
+    std::map<std::string, tile::TensorType> types =
+        read_types(std::filesystem::path(file).replace_extension(".json"));
     std::mt19937 rng(7);
     TensorMap values;
     std::map<std::string, Tensor> inputs;

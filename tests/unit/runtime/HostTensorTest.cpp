@@ -14,8 +14,7 @@ TEST(HostTensor, ZeroFilledWithTheRightSize) {
   HostTensor t(tile::TensorType{DType::Int16, {2, 3}});
   EXPECT_EQ(t.elements(), 6);
   EXPECT_EQ(t.bytes(), 12u);
-  for (int i = 0; i < 6; ++i)
-    EXPECT_EQ(t.get_int(i), 0);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(t.get_int(i), 0);
 }
 
 TEST(HostTensor, StorageIsCacheLineAligned) {
@@ -50,7 +49,7 @@ TEST(HostTensor, IntToIntWraps) {
   HostTensor u(tile::TensorType{DType::UInt64, {1}});
   u.set_uint(0, UINT64_MAX);
   EXPECT_EQ(u.get_uint(0), UINT64_MAX);
-  EXPECT_EQ(u.get_int(0), -1); // the same bits
+  EXPECT_EQ(u.get_int(0), -1);  // the same bits
 }
 
 TEST(HostTensor, BoolAndHalf) {
@@ -61,11 +60,11 @@ TEST(HostTensor, BoolAndHalf) {
   EXPECT_EQ(b.get_double(1), 0.0);
   HostTensor h(tile::TensorType{DType::Float16, {2}});
   h.set_double(0, 0.1);
-  h.set_double(1, 70000); // above the largest float16 (65504)
+  h.set_double(1, 70000);  // above the largest float16 (65504)
   EXPECT_EQ(h.get_double(0), 0.0999755859375);
   EXPECT_TRUE(std::isinf(h.get_double(1)));
-  EXPECT_EQ(h.as<uint16_t>()[0], 0x2E66); // IEEE binary16 bits of 0.1
+  EXPECT_EQ(h.as<uint16_t>()[0], 0x2E66);  // IEEE binary16 bits of 0.1
 }
 
-} // namespace
-} // namespace tessera
+}  // namespace
+}  // namespace tessera

@@ -17,8 +17,7 @@ using tile::DType;
 HostTensor tensor(DType dtype, std::vector<int64_t> shape, const std::vector<double> &values) {
   HostTensor t(tile::TensorType{dtype, std::move(shape)});
   EXPECT_EQ(static_cast<int64_t>(values.size()), t.elements());
-  for (size_t i = 0; i < values.size(); ++i)
-    t.set_double(i, values[i]);
+  for (size_t i = 0; i < values.size(); ++i) t.set_double(i, values[i]);
   return t;
 }
 HostTensor f32(std::vector<int64_t> shape, const std::vector<double> &v) {
@@ -30,15 +29,13 @@ HostTensor i32(std::vector<int64_t> shape, const std::vector<double> &v) {
 
 std::vector<double> values(const HostTensor &t) {
   std::vector<double> v;
-  for (int64_t i = 0; i < t.elements(); ++i)
-    v.push_back(t.get_double(i));
+  for (int64_t i = 0; i < t.elements(); ++i) v.push_back(t.get_double(i));
   return v;
 }
 
 TensorMap run(const std::string &text, const TensorMap &inputs) {
   std::map<std::string, tile::TensorType> types;
-  for (const auto &[name, t] : inputs)
-    types[name] = t.type();
+  for (const auto &[name, t] : inputs) types[name] = t.type();
   auto program = tile::bind(tile::parse_program(text, "t.tile"), types);
   return interpret(program, inputs);
 }
@@ -186,14 +183,14 @@ TEST(Interp, Casts) {
   EXPECT_EQ(values(u8), (V{44, 255}));
   auto h = run1("function (F[N]) -> (B) { B = as_float(F, 16); }", {{"F", f32({1}, {0.1})}}, "B");
   EXPECT_EQ(h.dtype(), DType::Float16);
-  EXPECT_EQ(values(h), (V{0.0999755859375})); // the float16 nearest 0.1
+  EXPECT_EQ(values(h), (V{0.0999755859375}));  // the float16 nearest 0.1
 }
 
 TEST(Interp, Float16RoundsAtEveryNode) {
   auto o = run1("function (A[N]) -> (B) { B = add(A, 1.0); }",
                 {{"A", tensor(DType::Float16, {2}, {1, 2048})}}, "B");
   EXPECT_EQ(o.dtype(), DType::Float16);
-  EXPECT_EQ(values(o), (V{2, 2048})); // 2049 is not a float16; ties go to even
+  EXPECT_EQ(values(o), (V{2, 2048}));  // 2049 is not a float16; ties go to even
 }
 
 TEST(Interp, WeakConstantStaysWithTheTensorType) {
@@ -212,7 +209,7 @@ TEST(Interp, MathIntrinsics) {
   EXPECT_NEAR(s[0], 0.07585818002124355, 1e-15);
   EXPECT_EQ(s[1], 0.5);
   EXPECT_NEAR(s[2], 0.9241418199787566, 1e-15);
-  EXPECT_EQ(values(o.at("Q")), (V{-3, 0, 3})); // half away from zero
+  EXPECT_EQ(values(o.at("Q")), (V{-3, 0, 3}));  // half away from zero
   EXPECT_EQ(values(o.at("L")), (V{0.25, 0.25, 2.5}));
 }
 
@@ -255,8 +252,7 @@ TEST(Interp, PrngIsDeterministicAndInRange) {
       "function (S[A, B]) -> (V, NS) { N = 64; T = prng_step(S, A, N); V = prng_value(T); "
       "NS = prng_state(T); }";
   HostTensor state(tile::TensorType{DType::UInt32, {3, 4}});
-  for (int i = 0; i < 12; ++i)
-    state.set_int(i, 1000 + i);
+  for (int i = 0; i < 12; ++i) state.set_int(i, 1000 + i);
   auto a = run(prog, {{"S", state}}), b = run(prog, {{"S", state}});
   const HostTensor &v = a.at("V"), &ns = a.at("NS");
   EXPECT_EQ(v.type(), (tile::TensorType{DType::Float32, {3, 64}}));
@@ -269,7 +265,7 @@ TEST(Interp, PrngIsDeterministicAndInRange) {
     EXPECT_LT(x, 1.0);
     sum += x;
   }
-  EXPECT_NEAR(sum / 192, 0.5, 0.1); // 192 uniform draws: the mean is 0.5 +- 0.02 (1 sigma)
+  EXPECT_NEAR(sum / 192, 0.5, 0.1);  // 192 uniform draws: the mean is 0.5 +- 0.02 (1 sigma)
   EXPECT_NE(values(ns), values(state));
   // Another state gives another stream.
   state.set_int(0, 7);
@@ -288,5 +284,5 @@ TEST(Interp, DeviceRunsTheBoundProgram) {
   EXPECT_THROW(exe->run({{"A", f32({3}, {1, 2, 3})}}), tile::Error);
 }
 
-} // namespace
-} // namespace tessera
+}  // namespace
+}  // namespace tessera

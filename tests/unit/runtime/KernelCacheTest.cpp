@@ -1,5 +1,5 @@
-// KernelCache: keys, the better-timing policy, binaries, export/import, bad files set aside, and two
-// processes writing into one file at once.
+// KernelCache: keys, the better-timing policy, binaries, export/import, bad files set aside, and
+// two processes writing into one file at once.
 #include "runtime/KernelCache.h"
 
 #include <sqlite3.h>
@@ -74,7 +74,9 @@ void raw_sql(const fs::path &file, const std::string &sql) {
 
 int count_of(const std::string &haystack, const std::string &needle) {
   int n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1))
+    ++n;
   return n;
 }
 
@@ -96,8 +98,8 @@ class KernelCacheTest : public ::testing::Test {
     return cache;
   }
 
-  /// Opens a damaged file: exactly one warning naming it and FILE.bad-1, which holds the old bytes; the
-  /// fresh cache works and a second open is silent.
+  /// Opens a damaged file: exactly one warning naming it and FILE.bad-1, which holds the old bytes;
+  /// the fresh cache works and a second open is silent.
   void expect_set_aside(const std::string &old_bytes, const std::string &why) {
     ::testing::internal::CaptureStderr();
     auto cache = KernelCache::open(file_.string());
@@ -214,10 +216,9 @@ TEST_F(KernelCacheTest, AnotherKernelTextUnderTheSameHashIsAMiss) {
 
 TEST_F(KernelCacheTest, Binaries) {
   auto cache = open_quietly(file_);
-  std::string bytes(
-      "\x7f"
-      "ELF\0\x01\xff\x00 tail",
-      12);
+  std::string bytes("\x7f"
+                    "ELF\0\x01\xff\x00 tail",
+                    12);
   EXPECT_FALSE(cache->find_binary("opencl-program", "kernel source", "dev", "0.1.0"));
   cache->store_binary("opencl-program", "kernel source", "dev", "0.1.0", bytes);
   EXPECT_EQ(cache->find_binary("opencl-program", "kernel source", "dev", "0.1.0"), bytes);
@@ -258,7 +259,8 @@ TEST_F(KernelCacheTest, StatsListAndClear) {
 
 TEST_F(KernelCacheTest, ExportImportRoundTrip) {
   auto cache = open_quietly(file_);
-  cache->store(key("A[i] = B[i];\nnext line \"quoted\"", "backend=llvm;name=x"), entry("copy", 0.5, 4));
+  cache->store(key("A[i] = B[i];\nnext line \"quoted\"", "backend=llvm;name=x"),
+               entry("copy", 0.5, 4));
   cache->store(key("K", "backend=opencl;name=gpu", "0.1.0"), entry("conv", 0.125, 8));
   cache->store(key("K", "backend=opencl;name=gpu", "0.0.9"), entry("conv", 0.25, 2));
   cache->store_binary("opencl-program", "S", "d", "0.1.0", "binary");
@@ -287,7 +289,8 @@ TEST_F(KernelCacheTest, ExportImportRoundTrip) {
     EXPECT_EQ(a[i].created, b[i].created);
   }
   // The full key came along: the imported cache serves the same lookups.
-  EXPECT_EQ(fresh->find(key("A[i] = B[i];\nnext line \"quoted\"", "backend=llvm;name=x"))->schedule, schedule_text(4));
+  EXPECT_EQ(fresh->find(key("A[i] = B[i];\nnext line \"quoted\"", "backend=llvm;name=x"))->schedule,
+            schedule_text(4));
   EXPECT_EQ(fresh->stats().binaries, 0);
   std::ostringstream again;
   fresh->export_jsonl(again);
@@ -303,7 +306,8 @@ TEST_F(KernelCacheTest, ImportNeverReplacesABetterTiming) {
   auto cache = open_quietly(file_);
   cache->store(key("K"), entry("k", 1.0, 4));
   auto line = [](double seconds, int64_t tile) {
-    return "{\"kernel\": \"K\", \"device\": \"backend=llvm;name=test-cpu\", \"version\": \"0.1.0\", \"seconds\": " +
+    return "{\"kernel\": \"K\", \"device\": \"backend=llvm;name=test-cpu\", \"version\": "
+           "\"0.1.0\", \"seconds\": " +
            std::to_string(seconds) + ", \"schedule\": " + schedule_text(tile) + "}\n";
   };
   std::istringstream slower(line(2.0, 8));
@@ -311,7 +315,8 @@ TEST_F(KernelCacheTest, ImportNeverReplacesABetterTiming) {
   EXPECT_EQ(r.kept, 1);
   EXPECT_EQ(r.added + r.improved, 0);
   EXPECT_EQ(cache->find(key("K"))->schedule, schedule_text(4));
-  std::istringstream faster(line(0.5, 32) + line(0.75, 8));  // the better of the two lines wins as well
+  std::istringstream faster(line(0.5, 32) +
+                            line(0.75, 8));  // the better of the two lines wins as well
   r = cache->import_jsonl(faster, "faster.jsonl");
   EXPECT_EQ(r.improved, 1);
   EXPECT_EQ(r.kept, 1);
@@ -322,22 +327,26 @@ TEST_F(KernelCacheTest, ImportNeverReplacesABetterTiming) {
 TEST_F(KernelCacheTest, AMalformedLineImportsNothing) {
   auto cache = open_quietly(file_);
   std::string good =
-      "{\"kernel\": \"K1\", \"device\": \"d\", \"version\": \"v\", \"seconds\": 1, \"schedule\": " + schedule_text(4) +
-      "}\n";
+      "{\"kernel\": \"K1\", \"device\": \"d\", \"version\": \"v\", \"seconds\": 1, \"schedule\": " +
+      schedule_text(4) + "}\n";
   struct Case {
     std::string third_line, message;
   };
   Case cases[] = {
       {"{\"kernel\": \"K3\", \"device\": ", "bad.jsonl:4: error: malformed JSON"},
       {"[1, 2]", "bad.jsonl:4: error: a line must be a JSON object"},
-      {"{\"kernel\": \"K3\", \"device\": \"d\", \"version\": \"v\", \"schedule\": " + schedule_text(4) + "}",
+      {"{\"kernel\": \"K3\", \"device\": \"d\", \"version\": \"v\", \"schedule\": " +
+           schedule_text(4) + "}",
        "bad.jsonl:4: error: missing field 'seconds'"},
-      {"{\"kernel\": \"K3\", \"device\": \"d\", \"version\": \"v\", \"seconds\": -1, \"schedule\": " +
+      {"{\"kernel\": \"K3\", \"device\": \"d\", \"version\": \"v\", \"seconds\": -1, "
+       "\"schedule\": " +
            schedule_text(4) + "}",
        "bad.jsonl:4: error: field 'seconds' must be a non-negative number"},
-      {"{\"kernel\": \"K3\", \"device\": \"d\", \"version\": \"v\", \"seconds\": 1, \"schedule\": {\"unroll\": 2}}",
+      {"{\"kernel\": \"K3\", \"device\": \"d\", \"version\": \"v\", \"seconds\": 1, \"schedule\": "
+       "{\"unroll\": 2}}",
        "bad.jsonl:4: error: field 'schedule': malformed schedule JSON"},
-      {"{\"kernel\": \"K3\", \"kernel_hash\": \"00\", \"device\": \"d\", \"version\": \"v\", \"seconds\": 1, "
+      {"{\"kernel\": \"K3\", \"kernel_hash\": \"00\", \"device\": \"d\", \"version\": \"v\", "
+       "\"seconds\": 1, "
        "\"schedule\": " +
            schedule_text(4) + "}",
        "bad.jsonl:4: error: field 'kernel_hash' 00 is not the hash"},
@@ -345,7 +354,8 @@ TEST_F(KernelCacheTest, AMalformedLineImportsNothing) {
   for (const Case &c : cases) {
     // Line 3 is blank (skipped, but counted).
     std::istringstream in(good +
-                          "{\"kernel\": \"K2\", \"device\": \"d\", \"version\": \"v\", \"seconds\": 1, \"schedule\": " +
+                          "{\"kernel\": \"K2\", \"device\": \"d\", \"version\": \"v\", "
+                          "\"seconds\": 1, \"schedule\": " +
                           schedule_text(8) + "}\n\n" + c.third_line + "\n");
     try {
       cache->import_jsonl(in, "bad.jsonl");
@@ -370,7 +380,8 @@ TEST_F(KernelCacheTest, TruncatedFileIsSetAside) {
   {
     auto cache = open_quietly(file_);
     for (int i = 0; i < 400; ++i)
-      cache->store(key("kernel number " + std::to_string(i) + std::string(200, 'x')), entry("k", 1.0));
+      cache->store(key("kernel number " + std::to_string(i) + std::string(200, 'x')),
+                   entry("k", 1.0));
   }
   ASSERT_FALSE(fs::exists(file_.string() + "-wal") &&
                fs::file_size(file_.string() + "-wal") > 0);  // checkpointed at close
@@ -411,7 +422,8 @@ TEST_F(KernelCacheTest, TwoProcessesWritingAtOnceLoseNothing) {
     children[p] = ::fork();
     ASSERT_GE(children[p], 0);
     if (children[p] != 0) continue;
-    // Child: wait for the start signal, so both open (creating the file) and write at the same time.
+    // Child: wait for the start signal, so both open (creating the file) and write at the same
+    // time.
     char c;
     ::close(go[1]);
     int code = ::read(go[0], &c, 1) == 0 ? 0 : 3;

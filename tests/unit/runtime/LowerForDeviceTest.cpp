@@ -13,7 +13,9 @@
 namespace tessera {
 namespace {
 
-tile::TensorType f32(std::vector<int64_t> shape) { return {tile::DType::Float32, std::move(shape)}; }
+tile::TensorType f32(std::vector<int64_t> shape) {
+  return {tile::DType::Float32, std::move(shape)};
+}
 
 std::string read(const std::string &path) {
   std::ifstream in(path);
@@ -35,7 +37,8 @@ std::vector<Case> cases() {
       {demo + "max_pool.tile", {{"I", f32({2, 16, 16, 4})}}},
       {demo + "softmax.tile", {{"X", f32({8, 100})}}},
       // prng_step runs on the host between kernels
-      {std::string(TESSERA_SHARED_DIR) + "/corpus/plaidml/prng.tile", {{"X_I_0", {tile::DType::UInt32, {3, 2048}}}}},
+      {std::string(TESSERA_SHARED_DIR) + "/corpus/plaidml/prng.tile",
+       {{"X_I_0", {tile::DType::UInt32, {3, 2048}}}}},
   };
 }
 
@@ -64,15 +67,19 @@ TEST_P(LowerForDevice, ShowsTheLoopsTheDeviceRuns) {
 
 TEST(LowerForDevice, GpuDevicesShowTheirFinishingPasses) {
   auto names = builtin_devices().names();
-  auto bound = tile::bind(tile::parse_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }"),
-                          {{"A", f32({64, 32})}, {"B", f32({32, 48})}});
+  auto bound = tile::bind(
+      tile::parse_program(
+          "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }"),
+      {{"A", f32({64, 32})}, {"B", f32({32, 48})}});
   std::string cpu = builtin_devices().create("cpu")->loops(bound);
-  EXPECT_EQ(cpu.find(": int32"), std::string::npos) << cpu;  // the CPU keeps 64-bit index arithmetic
+  EXPECT_EQ(cpu.find(": int32"), std::string::npos)
+      << cpu;  // the CPU keeps 64-bit index arithmetic
   for (const char *gpu : {"opencl:0", "vulkan:0"}) {
     if (std::find(names.begin(), names.end(), gpu) == names.end()) continue;
     std::string loops = builtin_devices().create(gpu)->loops(bound);
     EXPECT_NE(loops, cpu) << gpu;
-    EXPECT_NE(loops.find(": int32 in ["), std::string::npos) << gpu << ": indices not narrowed\n" << loops;
+    EXPECT_NE(loops.find(": int32 in ["), std::string::npos) << gpu << ": indices not narrowed\n"
+                                                             << loops;
   }
   // Vulkan reads float32 inputs through texel views, four at a time.
   if (std::find(names.begin(), names.end(), "vulkan:0") != names.end()) {
@@ -81,7 +88,8 @@ TEST(LowerForDevice, GpuDevicesShowTheirFinishingPasses) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, LowerForDevice, ::testing::Values("cpu", "opencl:0", "vulkan:0", "interp"),
+INSTANTIATE_TEST_SUITE_P(Devices, LowerForDevice,
+                         ::testing::Values("cpu", "opencl:0", "vulkan:0", "interp"),
                          [](const auto &info) {
                            std::string s = info.param;
                            for (auto &c : s)

@@ -26,5 +26,5 @@ TEST(Philox, StreamsAndKeysDiffer) {
   EXPECT_EQ(prng_bits(5, 9, 0), prng_bits(5, 9, 0));
 }
 
-} // namespace
-} // namespace tessera::interp
+}  // namespace
+}  // namespace tessera::interp

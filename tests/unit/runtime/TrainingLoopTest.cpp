@@ -78,7 +78,7 @@ Data make_data() {
     HostTensor y(tile::TensorType{DType::Float32, {kBatch, kOut}});
     for (int b = 0; b < kBatch; ++b)  // a learnable target: y = [x0 + x1, x2 - x3, x0 * 0.5]
       for (int o = 0; o < kOut; ++o) {
-        double v = o == 0 ? x.get_double(b * kIn) + x.get_double(b * kIn + 1)
+        double v = o == 0   ? x.get_double(b * kIn) + x.get_double(b * kIn + 1)
                    : o == 1 ? x.get_double(b * kIn + 2) - x.get_double(b * kIn + 3)
                             : 0.5 * x.get_double(b * kIn);
         y.set_double(b * kOut + o, v);
@@ -137,11 +137,13 @@ TEST_P(TrainingLoop, WeightsThatStayOnTheDeviceMatchTheLoopThroughTheHost) {
     in["Y"] = device->upload(y);
     DeviceTensorMap out = exe->run_on_device(in, bound);
     losses.push_back(out.at("L").read().get_double(0));
-    for (const char *w : kWeights) ASSERT_EQ(out.at(std::string(w) + "_new").buffer().get(), memory.at(w));
+    for (const char *w : kWeights)
+      ASSERT_EQ(out.at(std::string(w) + "_new").buffer().get(), memory.at(w));
   }
   for (const char *w : kWeights) {
     EXPECT_EQ(weights.at(w).buffer().get(), memory.at(w)) << w << " moved";
-    EXPECT_TRUE(same_bytes(weights.at(w).read(), host_weights.at(w))) << w << " differs from the host loop";
+    EXPECT_TRUE(same_bytes(weights.at(w).read(), host_weights.at(w)))
+        << w << " differs from the host loop";
   }
   EXPECT_EQ(losses, host_losses);
 }
@@ -180,10 +182,12 @@ TEST_P(TrainingLoop, BadBindingsAreErrors) {
   EXPECT_EQ(message(missing, {}), "error: no value for input 'Y'");
   DeviceTensorMap wrong = in;
   wrong["X"] = device->upload(HostTensor(tile::TensorType{DType::Float32, {2, 2}}));
-  EXPECT_EQ(message(wrong, {}), "error: input 'X' is float32[2, 2] but the program was compiled for float32[16, 4]");
+  EXPECT_EQ(message(wrong, {}),
+            "error: input 'X' is float32[2, 2] but the program was compiled for float32[16, 4]");
   EXPECT_EQ(message(in, {{"Z", in.at("W1")}}), "error: 'Z' is not an output of the program");
-  EXPECT_EQ(message(in, {{"W1_new", in.at("W2")}}),
-            "error: output 'W1_new' is float32[8, 3] but the program was compiled for float32[4, 8]");
+  EXPECT_EQ(
+      message(in, {{"W1_new", in.at("W2")}}),
+      "error: output 'W1_new' is float32[8, 3] but the program was compiled for float32[4, 8]");
   EXPECT_EQ(message(in, {{"B1_new", in.at("B1")}, {"W1_new", in.at("W1")}, {"L", DeviceTensor()}}),
             "error: output 'L' is bound to an empty device tensor");
   if (GetParam() != "interp") {
@@ -194,7 +198,8 @@ TEST_P(TrainingLoop, BadBindingsAreErrors) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, TrainingLoop, ::testing::Values("cpu", "opencl:0", "vulkan:0", "interp"),
+INSTANTIATE_TEST_SUITE_P(Devices, TrainingLoop,
+                         ::testing::Values("cpu", "opencl:0", "vulkan:0", "interp"),
                          [](const auto &info) {
                            std::string s = info.param;
                            for (auto &c : s)

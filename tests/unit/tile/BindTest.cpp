@@ -72,13 +72,13 @@ TEST(Bind, TypeRules) {
       "cmp_lt(I, F); "
       "D = as_int(F, 16); E = bit_and(I, 3); G = neg(U); H = add(N, 1); }",
       {{"I", {DType::Int32, {2}}}, {"U", {DType::UInt8, {2}}}, {"F", {DType::Float64, {2}}}});
-  EXPECT_EQ(b.type_of("A").dtype, DType::Float32); // float math on ints gives float32
+  EXPECT_EQ(b.type_of("A").dtype, DType::Float32);  // float math on ints gives float32
   EXPECT_EQ(b.type_of("B").dtype, DType::Int32);
   EXPECT_EQ(b.type_of("C").dtype, DType::Bool);
   EXPECT_EQ(b.type_of("D").dtype, DType::Int16);
   EXPECT_EQ(b.type_of("E").dtype, DType::Int32);
   EXPECT_EQ(b.type_of("G").dtype, DType::UInt8);
-  EXPECT_EQ(b.type_of("H"), (TensorType{DType::Int32, {}})); // a dimension used as a value
+  EXPECT_EQ(b.type_of("H"), (TensorType{DType::Int32, {}}));  // a dimension used as a value
 }
 
 TEST(Bind, Broadcasting) {
@@ -124,8 +124,8 @@ TEST(Bind, BuiltinsExpandIntoOrdinaryStatements) {
 
 TEST(Bind, SoftmaxShapeFollowsItsRowArgumentAsInPlaidML) {
   // PlaidML's definition divides by a [X2, 1] column: one row of X broadcasts over X2 rows.
-  const char *p =
-      "function (X[N, C]) -> (Y, Z) { Y = builtin_softmax(X, 4, C); Z = builtin_logsoftmax(X, N, C); }";
+  const char *p = "function (X[N, C]) -> (Y, Z) { Y = builtin_softmax(X, 4, C); Z = "
+                  "builtin_logsoftmax(X, N, C); }";
   auto b = bind_text(p, {{"X", {DType::Float16, {1, 3}}}});
   EXPECT_EQ(b.type_of("Y"), (TensorType{DType::Float16, {4, 3}}));
   EXPECT_EQ(b.type_of("Z"), (TensorType{DType::Float16, {1, 3}}));
@@ -227,14 +227,16 @@ TEST(BindError, GatherNeedsIntegerIndices) {
 }
 
 TEST(BindError, Builtins) {
-  EXPECT_EQ(bind_error("function (X) -> (Y) { Y = builtin_softmax(X, 2, 3); }", {{"X", f32({2, 3, 4})}}),
-            "f.tile:1:43: error: 'builtin_softmax' needs a 2-D tensor, but 'X' is float32[2, 3, 4]");
+  EXPECT_EQ(
+      bind_error("function (X) -> (Y) { Y = builtin_softmax(X, 2, 3); }", {{"X", f32({2, 3, 4})}}),
+      "f.tile:1:43: error: 'builtin_softmax' needs a 2-D tensor, but 'X' is float32[2, 3, 4]");
   EXPECT_EQ(bind_error("function (X[N, C]) -> (Y) { Y = builtin_logsoftmax(X, N, 0.5); }",
                        {{"X", f32({2, 3})}}),
             "f.tile:1:58: error: the column count of 'builtin_logsoftmax' is not an integer");
-  EXPECT_EQ(bind_error("function (X[N, C]) -> (Y) { Y = builtin_softmax(X, 5, C); }", {{"X", f32({2, 3})}}),
+  EXPECT_EQ(bind_error("function (X[N, C]) -> (Y) { Y = builtin_softmax(X, 5, C); }",
+                       {{"X", f32({2, 3})}}),
             "f.tile:1:33: error: cannot broadcast float32[2, 3] with float32[5, 1]");
 }
 
-} // namespace
-} // namespace tessera::tile
+}  // namespace
+}  // namespace tessera::tile

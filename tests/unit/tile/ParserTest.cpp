@@ -46,10 +46,11 @@ TEST(Parser, DesignExample) {
 
 TEST(Parser, PrecedenceFollowsPlaidML) {
   // `^` binds looser than `|` and `&` in PlaidML's grammar; `?:` is loosest.
-  Program p = parse_program(
-      "function (A[N], B[N]) -> (C) { C = A < B ? A + B * 2 : A ^ B | A & B << 1; }");
-  EXPECT_EQ(print_expr(p.statements[0].expr()),
-            "cond(cmp_lt(A, B), add(A, mul(B, 2)), bit_xor(A, bit_or(B, bit_and(A, bit_left(B, 1)))))");
+  Program p =
+      parse_program("function (A[N], B[N]) -> (C) { C = A < B ? A + B * 2 : A ^ B | A & B << 1; }");
+  EXPECT_EQ(
+      print_expr(p.statements[0].expr()),
+      "cond(cmp_lt(A, B), add(A, mul(B, 2)), bit_xor(A, bit_or(B, bit_and(A, bit_left(B, 1)))))");
 }
 
 TEST(Parser, NegativeLiteralsFold) {
@@ -70,7 +71,7 @@ TEST(Parser, EscapesKeywordsAttributesAndComments) {
   Program p = parse_program(R"(// leading comment
 function (#lower[N], B[]) -> (#out) {
   [[pid(conv1, x_2)]] [[hint]] #out[$I, i : $N, 1] = >(#lower[$I] == #lower[$I] ? #lower[i]) default B no_defract; // trailing
-})" ,
+})",
                             "escapes.tile");
   EXPECT_EQ(p.inputs[0].name, "lower");
   EXPECT_EQ(p.outputs[0].name, "out");
@@ -92,7 +93,8 @@ TEST(Parser, NestedSpecialsAreHoisted) {
   EXPECT_EQ(print_expr(p.statements[3].expr()), "add(C_2, C_3)");
   expect_round_trip(p);
   // A name may end in a prime, but nothing may follow it.
-  Program q = parse_program("function (A[N]) -> (C') { C' = 2 * shape(A) + builtin_softmax(A * 2, 1, N); }");
+  Program q = parse_program(
+      "function (A[N]) -> (C') { C' = 2 * shape(A) + builtin_softmax(A * 2, 1, N); }");
   EXPECT_EQ(q.statements[0].output, "C_1");
   expect_round_trip(q);
 }

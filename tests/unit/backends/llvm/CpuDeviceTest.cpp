@@ -32,28 +32,34 @@ TEST(CpuDevice, IsTheDefaultDevice) {
 // value where Tile (and interp) report an error.
 TEST(CpuDevice, AssignWritingAnElementTwiceIsAnError) {
   try {
-    run_cpu("function (A[N]) -> (C, B) {\n  C = A * 2;\n  B[0 : 1] = =(A[i]);\n}\n", {{"A", vec({1, 2, 3})}});
+    run_cpu("function (A[N]) -> (C, B) {\n  C = A * 2;\n  B[0 : 1] = =(A[i]);\n}\n",
+            {{"A", vec({1, 2, 3})}});
     FAIL() << "no error";
   } catch (const tile::Error &e) {
-    EXPECT_NE(std::string(e.what()).find("'=' writes element [0] of 'B' more than once"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'=' writes element [0] of 'B' more than once"),
+              std::string::npos)
+        << e.what();
   }
 }
 
 // The same statement shape with a constraint leaving one point per element runs: B[0] = A[0].
 TEST(CpuDevice, AssignWithOnePointPerElementRuns) {
-  auto out = run_cpu("function (A[N]) -> (B) { B[0 : 1] = =(A[i]), i < 1; }", {{"A", vec({7, 2, 3})}});
+  auto out =
+      run_cpu("function (A[N]) -> (B) { B[0 : 1] = =(A[i]), i < 1; }", {{"A", vec({7, 2, 3})}});
   EXPECT_EQ(out.at("B").as<float>()[0], 7.0f);
 }
 
 // Nearest-neighbour upsampling by 2 with one `=` write per element: [a, a, b, b, c, c].
 TEST(CpuDevice, UpsamplingAssign) {
-  auto out = run_cpu("function (A[N]) -> (P) { P[2*j + r : 2*N] = =(A[j]), r < 2; }", {{"A", vec({1, 2, 3})}});
+  auto out = run_cpu("function (A[N]) -> (P) { P[2*j + r : 2*N] = =(A[j]), r < 2; }",
+                     {{"A", vec({1, 2, 3})}});
   const float *p = out.at("P").as<float>();
   std::vector<float> got(p, p + 6);
   EXPECT_EQ(got, (std::vector<float>{1, 1, 2, 2, 3, 3}));
 }
 
-// A profile has nothing until profiling is on; then one entry per kernel in launch order, each timed.
+// A profile has nothing until profiling is on; then one entry per kernel in launch order, each
+// timed.
 TEST(CpuDevice, ProfileTimesEachKernelOnlyWhenAsked) {
   auto bound = tile::bind(tile::parse_program("function (A[N]) -> (C) {\n"
                                               "  B[i : N] = +(A[i] * A[i]);\n"

@@ -1,6 +1,6 @@
-// The tuner on the `cpu` device: candidates are timed through the runtime's kernel bench, a wrong or unbuildable
-// candidate never wins, budgets hold, identical kernels share one canonical text, and a program
-// compiled with tuning still matches the interpreter.
+// The tuner on the `cpu` device: candidates are timed through the runtime's kernel bench, a wrong
+// or unbuildable candidate never wins, budgets hold, identical kernels share one canonical text,
+// and a program compiled with tuning still matches the interpreter.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -32,17 +32,21 @@ struct Captured {
   compiler::Schedule model;
 };
 
-tile::BoundProgram bind_text(const std::string &text, const std::map<std::string, tile::TensorType> &types) {
+tile::BoundProgram bind_text(const std::string &text,
+                             const std::map<std::string, tile::TensorType> &types) {
   return tile::bind(tile::parse_program(text), types);
 }
 
-tile::TensorType f32(std::vector<int64_t> shape) { return {tile::DType::Float32, std::move(shape)}; }
+tile::TensorType f32(std::vector<int64_t> shape) {
+  return {tile::DType::Float32, std::move(shape)};
+}
 
 /// The scheduled kernels of `program` as lowering hands them to a tuner.
 std::vector<Captured> capture(const tile::BoundProgram &program) {
   std::vector<Captured> out;
   compiler::LowerOptions o;
-  o.choose = [&](const compiler::ContractionNest &n, const compiler::Kernel &k, const compiler::Schedule &s) {
+  o.choose = [&](const compiler::ContractionNest &n, const compiler::Kernel &k,
+                 const compiler::Schedule &s) {
     out.push_back({n, k, s});
     return s;
   };
@@ -50,15 +54,18 @@ std::vector<Captured> capture(const tile::BoundProgram &program) {
   return out;
 }
 
-const char *kMatmul = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+const char *kMatmul =
+    "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
 
 /// A bench that passes the first kernel through and tampers with every later one: `wrong` makes
-/// its output differ in one element while claiming it ran in a nanosecond; otherwise it fails to build.
+/// its output differ in one element while claiming it ran in a nanosecond; otherwise it fails to
+/// build.
 class Saboteur : public compiler::tune::KernelBench {
  public:
   explicit Saboteur(bool wrong) : wrong_(wrong) {}
-  compiler::tune::Measurement measure(const compiler::Kernel &k, const std::vector<std::vector<std::byte>> &in,
-                                      int warmup, int runs) override {
+  compiler::tune::Measurement measure(const compiler::Kernel &k,
+                                      const std::vector<std::vector<std::byte>> &in, int warmup,
+                                      int runs) override {
     if (!untuned_) untuned_ = k.body;  // the tuner times the untuned kernel first
     if (k.body == untuned_) return real_->measure(k, in, warmup, runs);
     if (!wrong_) throw tile::Error("error: the driver rejected the kernel (simulated)");
@@ -82,11 +89,14 @@ class Saboteur : public compiler::tune::KernelBench {
 class FixedTimes : public compiler::tune::KernelBench {
  public:
   FixedTimes(double first, double later) : first_(first), later_(later) {}
-  compiler::tune::Measurement measure(const compiler::Kernel &k, const std::vector<std::vector<std::byte>> &in,
-                                      int warmup, int runs) override {
+  compiler::tune::Measurement measure(const compiler::Kernel &k,
+                                      const std::vector<std::vector<std::byte>> &in, int warmup,
+                                      int runs) override {
     if (!untuned_) untuned_ = k.body;  // the tuner times the untuned kernel first
     auto m = real_->measure(k, in, warmup, runs);
-    double t = k.body == untuned_ ? 1e-3 : timed_.insert(compiler::print_stmt(k.body)).second ? first_ : later_;
+    double t = k.body == untuned_                                   ? 1e-3
+               : timed_.insert(compiler::print_stmt(k.body)).second ? first_
+                                                                    : later_;
     for (auto &s : m.seconds) s = t;
     return m;
   }
@@ -103,7 +113,8 @@ TEST(Tuner, AWinnerThatWasLuckyOnceIsNotKept) {
   // untuned kernel: the cost model's schedule stays, with the confirmation's times.
   auto k = capture(bind_text(kMatmul, {{"A", f32({48, 64})}, {"B", f32({64, 96})}})).at(0);
   FixedTimes lucky(0.5e-3, 1.5e-3);
-  auto r = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), lucky, {4, 30});
+  auto r = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(),
+                                       lucky, {4, 30});
   ASSERT_EQ(r.trials.size(), 4u);
   EXPECT_DOUBLE_EQ(r.trials[1].seconds, 0.5e-3);
   EXPECT_EQ(r.best, k.model);
@@ -111,7 +122,8 @@ TEST(Tuner, AWinnerThatWasLuckyOnceIsNotKept) {
   EXPECT_DOUBLE_EQ(r.untuned_seconds, 1e-3);
   // One that stays faster is kept.
   FixedTimes faster(0.5e-3, 0.5e-3);
-  auto f = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), faster, {4, 30});
+  auto f = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(),
+                                       faster, {4, 30});
   EXPECT_FALSE(f.best == k.model);
   EXPECT_DOUBLE_EQ(f.best_seconds, 0.5e-3);
 }
@@ -119,7 +131,8 @@ TEST(Tuner, AWinnerThatWasLuckyOnceIsNotKept) {
 TEST(Tuner, AWrongCandidateNeverWins) {
   auto k = capture(bind_text(kMatmul, {{"A", f32({48, 64})}, {"B", f32({64, 96})}})).at(0);
   Saboteur bench(true);
-  auto r = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), bench, {5, 30});
+  auto r = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(),
+                                       bench, {5, 30});
   ASSERT_EQ(r.trials.size(), 5u);
   EXPECT_EQ(r.trials[0].outcome, Trial::Outcome::Ok);
   for (size_t i = 1; i < r.trials.size(); ++i) {
@@ -132,7 +145,8 @@ TEST(Tuner, AWrongCandidateNeverWins) {
 TEST(Tuner, ACandidateThatFailsToBuildIsRecorded) {
   auto k = capture(bind_text(kMatmul, {{"A", f32({48, 64})}, {"B", f32({64, 96})}})).at(0);
   Saboteur bench(false);
-  auto r = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), bench, {3, 30});
+  auto r = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(),
+                                       bench, {3, 30});
   ASSERT_EQ(r.trials.size(), 3u);
   EXPECT_EQ(r.trials[1].outcome, Trial::Outcome::BuildFailed);
   EXPECT_NE(r.trials[1].error.find("simulated"), std::string::npos);
@@ -142,7 +156,8 @@ TEST(Tuner, ACandidateThatFailsToBuildIsRecorded) {
 TEST(Tuner, TimesDistinctCandidatesWithinTheBudget) {
   auto k = capture(bind_text(kMatmul, {{"A", f32({64, 128})}, {"B", f32({128, 128})}})).at(0);
   auto bench = make_kernel_bench(cpu_backend(), nullptr);
-  auto r = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), *bench, {4, 30});
+  auto r = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(),
+                                       *bench, {4, 30});
   ASSERT_EQ(r.trials.size(), 4u);
   EXPECT_EQ(r.trials[0].schedule, k.model);
   for (size_t i = 0; i < r.trials.size(); ++i) {
@@ -150,7 +165,8 @@ TEST(Tuner, TimesDistinctCandidatesWithinTheBudget) {
     for (size_t j = 0; j < i; ++j) EXPECT_FALSE(r.trials[i].schedule == r.trials[j].schedule);
   }
   EXPECT_LE(r.best_seconds, r.untuned_seconds);
-  auto none = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(), *bench, {8, 0});
+  auto none = compiler::tune::tune_kernel(k.nest, k.kernel, k.model, llvm_backend::host_target(),
+                                          *bench, {8, 0});
   EXPECT_EQ(none.trials.size(), 1u);  // no seconds left after the untuned kernel
 }
 
@@ -161,9 +177,11 @@ TEST(Tuner, FlopsOfAMatmul) {
 
 TEST(CanonicalText, IgnoresNamesButNotShapes) {
   auto a = capture(bind_text(kMatmul, {{"A", f32({8, 16})}, {"B", f32({16, 32})}})).at(0);
-  auto b = capture(bind_text("function (X[P, Q], Y[Q, R]) -> (Z) { Z[p, r : P, R] = +(X[p, q] * Y[q, r]); }",
-                        {{"X", f32({8, 16})}, {"Y", f32({16, 32})}}))
-               .at(0);
+  auto b =
+      capture(
+          bind_text("function (X[P, Q], Y[Q, R]) -> (Z) { Z[p, r : P, R] = +(X[p, q] * Y[q, r]); }",
+                    {{"X", f32({8, 16})}, {"Y", f32({16, 32})}}))
+          .at(0);
   auto c = capture(bind_text(kMatmul, {{"A", f32({8, 16})}, {"B", f32({16, 48})}})).at(0);
   std::string ta = compiler::tune::canonical_text(a.nest, a.kernel.params);
   EXPECT_EQ(ta, compiler::tune::canonical_text(b.nest, b.kernel.params));
@@ -193,8 +211,10 @@ TEST_F(TunedCompile, MatchesInterpAndTunesIdenticalKernelsOnce) {
       "  Q[m, u, v, g : N, H - 2, W - 2, F] = +(J[m, u + a, v + b, d] * K[a, b, d, g]);\n"
       "  S = relu(Q + B);\n"
       "}\n";
-  std::map<std::string, tile::TensorType> types{
-      {"I", f32({1, 10, 12, 8})}, {"K", f32({3, 3, 8, 32})}, {"B", f32({32})}, {"J", f32({1, 10, 12, 8})}};
+  std::map<std::string, tile::TensorType> types{{"I", f32({1, 10, 12, 8})},
+                                                {"K", f32({3, 3, 8, 32})},
+                                                {"B", f32({32})},
+                                                {"J", f32({1, 10, 12, 8})}};
   auto bound = bind_text(text, types);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1, 1);
@@ -222,7 +242,8 @@ TEST_F(TunedCompile, MatchesInterpAndTunesIdenticalKernelsOnce) {
   auto want = interpret(bound, inputs);
   for (const char *name : {"R", "S"})
     for (int64_t i = 0; i < want.at(name).elements(); ++i)
-      ASSERT_NEAR(got.at(name).as<float>()[i], want.at(name).as<float>()[i], 1e-4) << name << "[" << i << "]";
+      ASSERT_NEAR(got.at(name).as<float>()[i], want.at(name).as<float>()[i], 1e-4)
+          << name << "[" << i << "]";
 
   // Policy cached: no trials, every kernel from the cache, the object code too (stored by the
   // first compile, loaded instead of compiled); the same results.
@@ -235,7 +256,8 @@ TEST_F(TunedCompile, MatchesInterpAndTunesIdenticalKernelsOnce) {
   auto got2 = again->run(inputs);
   for (const char *name : {"R", "S"})
     for (int64_t i = 0; i < want.at(name).elements(); ++i)
-      ASSERT_EQ(got2.at(name).as<float>()[i], got.at(name).as<float>()[i]) << name << "[" << i << "]";
+      ASSERT_EQ(got2.at(name).as<float>()[i], got.at(name).as<float>()[i])
+          << name << "[" << i << "]";
 }
 
 TEST(TunePolicy, ComesFromTheEnvironment) {
@@ -246,7 +268,8 @@ TEST(TunePolicy, ComesFromTheEnvironment) {
     tune_policy_from_env();
     FAIL() << "no error";
   } catch (const tile::Error &e) {
-    EXPECT_NE(std::string(e.what()).find("TESSERA_TUNE must be online, cached or off (it is 'sometimes')"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "TESSERA_TUNE must be online, cached or off (it is 'sometimes')"),
               std::string::npos);
   }
   unsetenv("TESSERA_TUNE");

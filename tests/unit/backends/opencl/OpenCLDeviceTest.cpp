@@ -1,6 +1,6 @@
-// The OpenCL device and the tuner's kernel bench on it on a real device (PoCL in CI; skipped without one): GPU
-// schedules against hand-computed products, program binaries reused through the kernel cache (and
-// a bad binary falling back to a source build), the driver's build log in errors.
+// The OpenCL device and the tuner's kernel bench on it on a real device (PoCL in CI; skipped
+// without one): GPU schedules against hand-computed products, program binaries reused through the
+// kernel cache (and a bad binary falling back to a source build), the driver's build log in errors.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -45,17 +45,20 @@ using tessera::test::values;
 
 // Runs a lowered m x k x n matmul kernel on opencl:0 (`runs` timed runs after `warmup`) on
 // small-integer operands from `seed` and checks every element against the hand computation.
-compiler::tune::Measurement expect_matmul_matches(const Kernel &kernel, int64_t m, int64_t k, int64_t n, uint32_t seed,
-                                                  int warmup = 0, int runs = 1) {
+compiler::tune::Measurement expect_matmul_matches(const Kernel &kernel, int64_t m, int64_t k,
+                                                  int64_t n, uint32_t seed, int warmup = 0,
+                                                  int runs = 1) {
   auto a = values(m * k, seed), b = values(k * n, seed + 1);
   std::vector<std::vector<std::byte>> inputs;
   for (const auto &p : kernel.params)
     if (!p.is_output) inputs.push_back(bytes_of(p.name == "A" ? a : b));
-  auto result = tessera::make_kernel_bench(opencl_backend(0), nullptr)->measure(kernel, inputs, warmup, runs);
+  auto result =
+      tessera::make_kernel_bench(opencl_backend(0), nullptr)->measure(kernel, inputs, warmup, runs);
   EXPECT_EQ(result.outputs.size(), 1u);
   EXPECT_EQ(result.outputs.at(0).size(), size_t(m * n * 4));
   std::vector<float> c(m * n);
-  std::memcpy(c.data(), result.outputs.at(0).data(), std::min(c.size() * 4, result.outputs[0].size()));
+  std::memcpy(c.data(), result.outputs.at(0).data(),
+              std::min(c.size() * 4, result.outputs[0].size()));
   auto want = hand_matmul(a, b, m, k, n);
   for (int64_t i = 0; i < m * n; ++i)
     if (c[i] != want[i]) {
@@ -104,7 +107,8 @@ TEST(OpenCLKernelBench, PanelMatmulMatchesHandComputation) {
   auto lowered = compiler::lower(matmul(m, k, n), pocl_like());
   const Kernel &kernel = lowered.steps.at(0).kernel;
   EXPECT_EQ(lowered.steps[0].schedule.tiles_per_item, 8) << lowered.steps[0].schedule.to_json();
-  EXPECT_NE(kernel_source(kernel).source.find("float pack_B[9600];"), std::string::npos) << kernel_source(kernel).source;
+  EXPECT_NE(kernel_source(kernel).source.find("float pack_B[9600];"), std::string::npos)
+      << kernel_source(kernel).source;
   expect_matmul_matches(kernel, m, k, n, 8);
 }
 
@@ -112,11 +116,13 @@ TEST(OpenCLKernelBench, PanelMatmulMatchesHandComputation) {
 TEST(OpenCLKernelBench, FullReductionSplitAcrossAWorkGroup) {
   REQUIRE_DEVICE();
   auto p = tile::parse_program("function (X[N]) -> (S) { S[] = +(X[i]); }");
-  auto lowered = compiler::lower(tile::bind(p, {{"X", {tile::DType::Float32, {1000}}}}), pocl_like());
+  auto lowered =
+      compiler::lower(tile::bind(p, {{"X", {tile::DType::Float32, {1000}}}}), pocl_like());
   const Kernel &kernel = lowered.steps.at(0).kernel;
   EXPECT_NE(kernel_source(kernel).source.find("barrier(CLK_LOCAL_MEM_FENCE)"), std::string::npos);
   auto x = values(1000, 3);
-  auto result = tessera::make_kernel_bench(opencl_backend(0), nullptr)->measure(kernel, {bytes_of(x)}, 0, 2);
+  auto result =
+      tessera::make_kernel_bench(opencl_backend(0), nullptr)->measure(kernel, {bytes_of(x)}, 0, 2);
   float sum = 0, got = 0;
   for (float v : x) sum += v;
   std::memcpy(&got, result.outputs.at(0).data(), 4);
@@ -127,15 +133,19 @@ TEST(OpenCLKernelBench, BuildFailureShowsTheDriverLog) {
   REQUIRE_DEVICE();
   // A local variable named like a parameter: valid loop IR, but OpenCL C rejects the redefinition.
   compiler::Type f{tile::DType::Float32, 1};
-  Kernel k{"clash", {{"C", tile::DType::Float32, 1, true}, {"A", tile::DType::Float32, 1, false}},
-           compiler::LetStmt::make("A", compiler::FloatImm::make(f, 1), compiler::Store::make("C", compiler::IntImm::make(0), compiler::Var::make(f, "A")))};
+  Kernel k{"clash",
+           {{"C", tile::DType::Float32, 1, true}, {"A", tile::DType::Float32, 1, false}},
+           compiler::LetStmt::make(
+               "A", compiler::FloatImm::make(f, 1),
+               compiler::Store::make("C", compiler::IntImm::make(0), compiler::Var::make(f, "A")))};
   try {
     tessera::make_kernel_bench(opencl_backend(0), nullptr)->measure(k, {bytes_of({1.0f})}, 0, 1);
     FAIL() << "expected a build failure";
   } catch (const tile::Error &e) {
     std::string what = e.what();
     EXPECT_NE(what.find("failed to build"), std::string::npos) << what;
-    EXPECT_NE(what.find("redefinition"), std::string::npos) << what;  // clang's diagnostic, from the build log
+    EXPECT_NE(what.find("redefinition"), std::string::npos)
+        << what;  // clang's diagnostic, from the build log
   }
 }
 
@@ -158,12 +168,14 @@ TEST(OpenCLKernelBench, EveryHelperBuilds) {
 
 TEST(OpenCLDevice, ProgramBinariesAreReusedAndABadOneIsRebuilt) {
   REQUIRE_DEVICE();
-  auto dir = std::filesystem::temp_directory_path() / ("tessera-opencl-test-" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() /
+             ("tessera-opencl-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::string path = (dir / "cache.db").string();
   CompileOptions options;
   options.cache_path = path;
-  options.policy = TunePolicy::Cached;  // no tuning, but the cache is used (policy off never opens it)
+  options.policy =
+      TunePolicy::Cached;  // no tuning, but the cache is used (policy off never opens it)
   auto device = std::make_unique<Device>(opencl_backend(0));
   const int64_t m = 5, k = 3, n = 16;  // a shape no other test builds
   auto a = values(m * k, 4), b = values(k * n, 5);
@@ -197,7 +209,8 @@ TEST(OpenCLDevice, ProgramBinariesAreReusedAndABadOneIsRebuilt) {
   // A corrupt binary under the same key: the driver rejects it and the source is built again.
   opencl_forget_programs(0);
   std::string fingerprint = device_fingerprint(device->info());
-  KernelCache::open(path)->store_binary("opencl-program", keys[0], fingerprint, TESSERA_VERSION, "not a binary");
+  KernelCache::open(path)->store_binary("opencl-program", keys[0], fingerprint, TESSERA_VERSION,
+                                        "not a binary");
   check_run(*device->compile(matmul(m, k, n), options));
   EXPECT_EQ(opencl_program_stats(0).source_builds, loaded.source_builds + 1);
   std::filesystem::remove_all(dir);

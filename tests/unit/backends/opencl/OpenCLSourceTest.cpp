@@ -15,10 +15,12 @@ Expr var(const char *n) { return Var::make(Type::i32(), n); }
 
 TEST(OpenCLSource, ParallelLoopIsTheNDRangeAndRampsAreVectorLoads) {
   Expr idx = Ramp::make(Binary::make(Binary::Op::Mul, var("i"), i32(4)), i32(1), 4);
-  Stmt body = Store::make("C", idx,
-                          Binary::make(Binary::Op::Add, Load::make({DType::Float32, 1}, "A", idx),
-                                       Broadcast::make(FloatImm::make({DType::Float32, 1}, 0.5), 4)));
-  Kernel k{"add", {{"A", DType::Float32, 32, false}, {"C", DType::Float32, 32, true}},
+  Stmt body =
+      Store::make("C", idx,
+                  Binary::make(Binary::Op::Add, Load::make({DType::Float32, 1}, "A", idx),
+                               Broadcast::make(FloatImm::make({DType::Float32, 1}, 0.5), 4)));
+  Kernel k{"add",
+           {{"A", DType::Float32, 32, false}, {"C", DType::Float32, 32, true}},
            For::make("i", i32(0), i32(8), ForKind::Parallel, body)};
   KernelSource s = kernel_source(k);
   EXPECT_TRUE(s.launch.driver_local);
@@ -32,8 +34,10 @@ TEST(OpenCLSource, ParallelLoopIsTheNDRangeAndRampsAreVectorLoads) {
 }
 
 TEST(OpenCLSource, IntegerDivisionFloorsAndNeverTraps) {
-  Stmt body = For::make("j", i32(0), i32(3), ForKind::Serial,
-                        Store::make("O", var("j"), Binary::make(Binary::Op::Div, Load::make(Type::i32(), "X", var("j")), i32(-2))));
+  Stmt body = For::make(
+      "j", i32(0), i32(3), ForKind::Serial,
+      Store::make("O", var("j"),
+                  Binary::make(Binary::Op::Div, Load::make(Type::i32(), "X", var("j")), i32(-2))));
   Kernel k{"div", {{"X", DType::Int32, 3, false}, {"O", DType::Int32, 3, true}}, body};
   KernelSource s = kernel_source(k);
   EXPECT_EQ(s.launch.dims, 0);
@@ -53,24 +57,33 @@ TEST(OpenCLSource, IntegerDivisionFloorsAndNeverTraps) {
 }
 
 TEST(OpenCLSource, HalfIsStoredWithVstoreHalfAndDoubleEnablesFp64) {
-  Stmt body = Store::make("O", i32(0), Cast::make({DType::Float16, 1}, Load::make({DType::Float64, 1}, "X", i32(0))));
+  Stmt body = Store::make(
+      "O", i32(0), Cast::make({DType::Float16, 1}, Load::make({DType::Float64, 1}, "X", i32(0))));
   Kernel k{"h", {{"X", DType::Float64, 1, false}, {"O", DType::Float16, 1, true}}, body};
   KernelSource s = kernel_source(k);
   EXPECT_TRUE(s.uses_fp64);
-  EXPECT_NE(s.source.find("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"), std::string::npos) << s.source;
-  EXPECT_NE(s.source.find("vstore_half_rte(tsr_to_half_float((float)(X[0])), 0, O);"), std::string::npos) << s.source;
+  EXPECT_NE(s.source.find("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"), std::string::npos)
+      << s.source;
+  EXPECT_NE(s.source.find("vstore_half_rte(tsr_to_half_float((float)(X[0])), 0, O);"),
+            std::string::npos)
+      << s.source;
 }
 
 // cl_khr_fp64 follows the kernel's types, not its text: a loop variable may be called `doubled`,
 // and a float32 kernel may compute in float64.
 TEST(OpenCLSource, Fp64FollowsTheTypesNotTheText) {
-  Stmt copy = For::make("doubled", i32(0), i32(2), ForKind::Serial,
-                        Store::make("O", var("doubled"), Load::make({DType::Float32, 1}, "X", var("doubled"))));
-  EXPECT_FALSE(kernel_source(Kernel{"copy", {{"X", DType::Float32, 2, false}, {"O", DType::Float32, 2, true}}, copy})
-                   .uses_fp64);
+  Stmt copy = For::make(
+      "doubled", i32(0), i32(2), ForKind::Serial,
+      Store::make("O", var("doubled"), Load::make({DType::Float32, 1}, "X", var("doubled"))));
+  EXPECT_FALSE(
+      kernel_source(
+          Kernel{"copy", {{"X", DType::Float32, 2, false}, {"O", DType::Float32, 2, true}}, copy})
+          .uses_fp64);
   Expr wide = Cast::make({DType::Float64, 1}, Load::make({DType::Float32, 1}, "X", i32(0)));
-  Stmt square = Store::make("O", i32(0), Cast::make({DType::Float32, 1}, Binary::make(Binary::Op::Mul, wide, wide)));
-  KernelSource s = kernel_source(Kernel{"sq", {{"X", DType::Float32, 1, false}, {"O", DType::Float32, 1, true}}, square});
+  Stmt square = Store::make(
+      "O", i32(0), Cast::make({DType::Float32, 1}, Binary::make(Binary::Op::Mul, wide, wide)));
+  KernelSource s = kernel_source(
+      Kernel{"sq", {{"X", DType::Float32, 1, false}, {"O", DType::Float32, 1, true}}, square});
   EXPECT_TRUE(s.uses_fp64);
   EXPECT_EQ(s.source.rfind("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n", 0), 0u) << s.source;
 }
@@ -85,31 +98,41 @@ TEST(OpenCLSource, GpuLoopsAreIdsAndConstantIndexArraysAreRegisters) {
   Expr a0 = Load::make(f, "A", base), b0 = Load::make(f, "B", x);
   Stmt body = Allocate::make(
       "acc", f, 8, false,
-      Block::make({Store::make("acc", lanes0, Broadcast::make(FloatImm::make(f, 0), 4)),
-                   Store::make("acc", lanes1,
-                               Binary::make(Binary::Op::Add, Binary::make(Binary::Op::Mul, Broadcast::make(a0, 4), Broadcast::make(b0, 4)),
-                                            Load::make(f, "acc", lanes0))),
-                   Store::make("C", Ramp::make(base, i32(1), 4), Load::make(f, "acc", lanes1)),
-                   Store::make("C", Ramp::make(Binary::make(Binary::Op::Add, base, i32(4)), i32(1), 4), Load::make(f, "acc", lanes0))}));
+      Block::make(
+          {Store::make("acc", lanes0, Broadcast::make(FloatImm::make(f, 0), 4)),
+           Store::make("acc", lanes1,
+                       Binary::make(Binary::Op::Add,
+                                    Binary::make(Binary::Op::Mul, Broadcast::make(a0, 4),
+                                                 Broadcast::make(b0, 4)),
+                                    Load::make(f, "acc", lanes0))),
+           Store::make("C", Ramp::make(base, i32(1), 4), Load::make(f, "acc", lanes1)),
+           Store::make("C", Ramp::make(Binary::make(Binary::Op::Add, base, i32(4)), i32(1), 4),
+                       Load::make(f, "acc", lanes0))}));
   (void)f4;
   body = For::make("t", i32(0), i32(2), ForKind::GpuThread, body, 0);
   body = For::make("g", i32(0), i32(3), ForKind::GpuBlock, body, 0);
-  Kernel k{"mm", {{"A", DType::Float32, 48, false}, {"B", DType::Float32, 6, false}, {"C", DType::Float32, 48, true}}, body};
+  Kernel k{"mm",
+           {{"A", DType::Float32, 48, false},
+            {"B", DType::Float32, 6, false},
+            {"C", DType::Float32, 48, true}},
+           body};
   KernelSource s = kernel_source(k);
   EXPECT_EQ(s.launch.dims, 1);
   EXPECT_EQ(s.launch.global()[0], 6);
   EXPECT_EQ(s.launch.local[0], 2);
-  EXPECT_EQ(s.source,
-            "__attribute__((reqd_work_group_size(2, 1, 1)))\n"
-            "__kernel void tk_mm(__global const float *restrict A, __global const float *restrict B, __global float *restrict C) {\n"
-            "  const int g = ((int)get_group_id(0));\n"
-            "  const int t = ((int)get_local_id(0));\n"
-            "  float4 acc_r0, acc_r1;\n"
-            "  acc_r0 = ((float4)(0.0f));\n"
-            "  acc_r1 = fma(((float4)(A[(((g * 2) + t) * 8)])), ((float4)(B[((g * 2) + t)])), acc_r0);\n"
-            "  vstore4(acc_r1, 0, C + (((g * 2) + t) * 8));\n"
-            "  vstore4(acc_r0, 0, C + ((((g * 2) + t) * 8) + 4));\n"
-            "}\n");
+  EXPECT_EQ(
+      s.source,
+      "__attribute__((reqd_work_group_size(2, 1, 1)))\n"
+      "__kernel void tk_mm(__global const float *restrict A, __global const float *restrict B, "
+      "__global float *restrict C) {\n"
+      "  const int g = ((int)get_group_id(0));\n"
+      "  const int t = ((int)get_local_id(0));\n"
+      "  float4 acc_r0, acc_r1;\n"
+      "  acc_r0 = ((float4)(0.0f));\n"
+      "  acc_r1 = fma(((float4)(A[(((g * 2) + t) * 8)])), ((float4)(B[((g * 2) + t)])), acc_r0);\n"
+      "  vstore4(acc_r1, 0, C + (((g * 2) + t) * 8));\n"
+      "  vstore4(acc_r0, 0, C + ((((g * 2) + t) * 8) + 4));\n"
+      "}\n");
 }
 
 }  // namespace

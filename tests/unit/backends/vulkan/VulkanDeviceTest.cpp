@@ -8,20 +8,20 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "backends/vulkan/GlslSource.h"
 #include "backends/vulkan/PipelineCacheData.h"
 #include "backends/vulkan/ShaderCompiler.h"
 #include "backends/vulkan/VulkanBackend.h"
 #include "backends/vulkan/VulkanContext.h"
-#include "tests/unit/backends/EveryHelperKernel.h"
-#include "tests/unit/backends/vulkan/LavapipeLike.h"
 #include "compiler/Lower.h"
 #include "runtime/Device.h"
 #include "runtime/KernelCache.h"
+#include "tests/unit/backends/EveryHelperKernel.h"
+#include "tests/unit/backends/vulkan/LavapipeLike.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
 
@@ -31,13 +31,15 @@ namespace {
 #define REQUIRE_DEVICE() \
   if (vulkan_device_count() == 0) GTEST_SKIP() << "no Vulkan device on this machine"
 
-tile::BoundProgram bind(const std::string &text, tile::DType dtype, std::vector<int64_t> a, std::vector<int64_t> b = {}) {
+tile::BoundProgram bind(const std::string &text, tile::DType dtype, std::vector<int64_t> a,
+                        std::vector<int64_t> b = {}) {
   std::map<std::string, tile::TensorType> types{{"A", {dtype, a}}};
   if (!b.empty()) types["B"] = {dtype, b};
   return tile::bind(tile::parse_program(text), types);
 }
 
-const char *kMatmul = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+const char *kMatmul =
+    "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
 
 using test::lavapipe_like;
 
@@ -65,7 +67,9 @@ TEST(VulkanFeatures, DeviceWithoutFloat64GivesAClearError) {
   has.int64 = true;  // every feature but float64
   has.float16 = has.int16 = has.int8 = true;
   std::string err = error_of([&] { check_features(src, has, "vulkan:0 (llvmpipe)"); });
-  EXPECT_NE(err.find("vulkan:0 (llvmpipe) has no float64 (shaderFloat64) support: kernel C needs it"), std::string::npos)
+  EXPECT_NE(
+      err.find("vulkan:0 (llvmpipe) has no float64 (shaderFloat64) support: kernel C needs it"),
+      std::string::npos)
       << err;
   has.float64 = true;
   EXPECT_EQ(error_of([&] { check_features(src, has, "vulkan:0 (llvmpipe)"); }), "");
@@ -82,18 +86,21 @@ TEST(VulkanFeatures, Float16KernelNeedsFloat16) {
   EXPECT_TRUE(src.needs.float16);
   ShaderFeatures has;
   has.int64 = has.float64 = true;
-  EXPECT_NE(error_of([&] { check_features(src, has, "vulkan:1 (gpu)"); }).find("has no float16"), std::string::npos);
+  EXPECT_NE(error_of([&] { check_features(src, has, "vulkan:1 (gpu)"); }).find("has no float16"),
+            std::string::npos);
 }
 
 // Features come from the kernel's types, not from its text: bools are stored as uint8_t (int8),
 // but arithmetic on bools computes in int and needs nothing.
 TEST(VulkanFeatures, BoolBuffersNeedInt8AndBoolArithmeticDoesNot) {
-  KernelSource stored = first_kernel(bind("function (A, B) -> (C) { C = A < B; }", tile::DType::Float32, {8}, {8}));
+  KernelSource stored =
+      first_kernel(bind("function (A, B) -> (C) { C = A < B; }", tile::DType::Float32, {8}, {8}));
   EXPECT_TRUE(stored.needs.int8);
-  KernelSource computed = first_kernel(
-      bind("function (A, B) -> (C) { C = cond((A < B) + (A > B), A, B); }", tile::DType::Float32, {8}, {8}));
-  EXPECT_FALSE(computed.needs.int8 || computed.needs.int16 || computed.needs.int64 || computed.needs.float16 ||
-               computed.needs.float64)
+  KernelSource computed =
+      first_kernel(bind("function (A, B) -> (C) { C = cond((A < B) + (A > B), A, B); }",
+                        tile::DType::Float32, {8}, {8}));
+  EXPECT_FALSE(computed.needs.int8 || computed.needs.int16 || computed.needs.int64 ||
+               computed.needs.float16 || computed.needs.float64)
       << computed.source;
   EXPECT_EQ(computed.source.find("int8_t"), std::string::npos) << computed.source;
   EXPECT_FALSE(compile_glsl(computed.source, VK_API_VERSION_1_1, "test").empty());
@@ -101,8 +108,8 @@ TEST(VulkanFeatures, BoolBuffersNeedInt8AndBoolArithmeticDoesNot) {
 
 TEST(VulkanFeatures, Float64InsideAFloat32KernelNeedsFloat64) {
   KernelSource src = first_kernel(
-      bind("function (A, B) -> (C) { C = as_float(as_float(A, 64) * as_float(B, 64), 32); }", tile::DType::Float32,
-           {8}, {8}));
+      bind("function (A, B) -> (C) { C = as_float(as_float(A, 64) * as_float(B, 64), 32); }",
+           tile::DType::Float32, {8}, {8}));
   EXPECT_TRUE(src.needs.float64);
   EXPECT_FALSE(src.needs.int64 || src.needs.int16 || src.needs.int8 || src.needs.float16);
 }
@@ -114,16 +121,21 @@ TEST(VulkanFeatures, NarrowIntegersNeedTheirOwnFeature) {
 }
 
 TEST(VulkanGlsl, Float64SineIsAnErrorNotAFloat32Approximation) {
-  std::string err = error_of([] { first_kernel(bind("function (A) -> (B) { B = sin(A); }", tile::DType::Float64, {4})); });
+  std::string err = error_of(
+      [] { first_kernel(bind("function (A) -> (B) { B = sin(A); }", tile::DType::Float64, {4})); });
   EXPECT_NE(err.find("GLSL has no float64 'sin'"), std::string::npos) << err;
 }
 
 TEST(VulkanGlsl, BadGlslShowsShadercLogAndTheSource) {
-  std::string glsl = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {\n  undeclared_thing = 1;\n}\n";
-  std::string err = error_of([&] { compile_glsl(glsl, VK_API_VERSION_1_1, "vulkan:0 (test): kernel K"); });
-  EXPECT_NE(err.find("vulkan:0 (test): kernel K failed to compile (shaderc)"), std::string::npos) << err;
-  EXPECT_NE(err.find("undeclared_thing"), std::string::npos) << err;         // shaderc's log names it
-  EXPECT_NE(err.find("   4    undeclared_thing = 1;"), std::string::npos) << err;  // the numbered source
+  std::string glsl =
+      "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {\n  undeclared_thing = 1;\n}\n";
+  std::string err =
+      error_of([&] { compile_glsl(glsl, VK_API_VERSION_1_1, "vulkan:0 (test): kernel K"); });
+  EXPECT_NE(err.find("vulkan:0 (test): kernel K failed to compile (shaderc)"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("undeclared_thing"), std::string::npos) << err;  // shaderc's log names it
+  EXPECT_NE(err.find("   4    undeclared_thing = 1;"), std::string::npos)
+      << err;  // the numbered source
 }
 
 TEST(VulkanGlsl, GeneratedShaderCompiles) {
@@ -136,8 +148,9 @@ TEST(VulkanGlsl, GeneratedShaderCompiles) {
 TEST(VulkanGlsl, EveryHelperCompilesOnceAfterItsCallees) {
   std::string src = kernel_source(tessera::test::every_helper_kernel(true, false)).source;
   EXPECT_FALSE(compile_glsl(src, VK_API_VERSION_1_1, "test").empty());
-  for (const char *fn : {"double tsr_exp_double(double a) {", "int8_t tsr_floordiv_int8_t(int8_t a, int8_t b) {",
-                         "uint64_t tsr_sat_uint64_t_double(double a) {", "float tsr_to_half_float(float a) {"}) {
+  for (const char *fn :
+       {"double tsr_exp_double(double a) {", "int8_t tsr_floordiv_int8_t(int8_t a, int8_t b) {",
+        "uint64_t tsr_sat_uint64_t_double(double a) {", "float tsr_to_half_float(float a) {"}) {
     size_t at = src.find(fn);
     EXPECT_NE(at, std::string::npos) << fn;
     EXPECT_EQ(src.find(fn, at + 1), std::string::npos) << fn;
@@ -150,7 +163,8 @@ TEST(VulkanGlsl, EveryHelperCompilesOnceAfterItsCallees) {
 TEST(VulkanGlsl, AlignedFloat32ReadsFetchTexels) {
   KernelSource src = first_kernel(bind(kMatmul, tile::DType::Float32, {16, 32}, {32, 24}));
   EXPECT_EQ(src.texel_params, (std::vector<int>{1, 2}));  // A and B, after the output C
-  EXPECT_NE(src.source.find("layout(set = 0, binding = 3) uniform samplerBuffer tsr_t1;"), std::string::npos);
+  EXPECT_NE(src.source.find("layout(set = 0, binding = 3) uniform samplerBuffer tsr_t1;"),
+            std::string::npos);
   EXPECT_NE(src.source.find("texelFetch(tsr_t2, "), std::string::npos);
   EXPECT_EQ(src.source.find("A[int("), std::string::npos) << src.source;
   EXPECT_FALSE(compile_glsl(src.source, VK_API_VERSION_1_1, "test").empty());
@@ -199,11 +213,13 @@ TEST(VulkanPipelineCache, OnlyDataOfThisDeviceAndDriverIsAccepted) {
 // driver's pipeline cache data; data that is not this device's is ignored with a warning.
 TEST(VulkanPipelineCache, StoredInTheKernelCache) {
   REQUIRE_DEVICE();
-  auto dir = std::filesystem::temp_directory_path() / ("tessera-vk-cache-" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("tessera-vk-cache-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   Device device(vulkan_backend(0));
   Gpu &g = open_gpu(0);
-  const std::string key = pipeline_cache_key(g.props.vendorID, g.props.deviceID, g.props.pipelineCacheUUID);
+  const std::string key =
+      pipeline_cache_key(g.props.vendorID, g.props.deviceID, g.props.pipelineCacheUUID);
   const std::string fingerprint = device_fingerprint(device.info());
   auto program = bind(kMatmul, tile::DType::Float32, {6, 10}, {10, 14});
   CompileOptions options;
@@ -216,12 +232,15 @@ TEST(VulkanPipelineCache, StoredInTheKernelCache) {
   EXPECT_GE(stored->stats().binaries, 2);  // the shader's SPIR-V and the pipeline cache data
 
   options.cache_path = (dir / "b.db").string();
-  KernelCache::open(*options.cache_path)->store_binary(kPipelineCacheKind, key, fingerprint, TESSERA_VERSION, "junk");
+  KernelCache::open(*options.cache_path)
+      ->store_binary(kPipelineCacheKind, key, fingerprint, TESSERA_VERSION, "junk");
   testing::internal::CaptureStderr();
-  auto out = device.compile(program, options)->run({{"A", HostTensor(program.type_of("A"))},
-                                                     {"B", HostTensor(program.type_of("B"))}});
+  auto out =
+      device.compile(program, options)
+          ->run({{"A", HostTensor(program.type_of("A"))}, {"B", HostTensor(program.type_of("B"))}});
   std::string warning = testing::internal::GetCapturedStderr();
-  EXPECT_NE(warning.find("warning: ignoring the stored Vulkan pipeline cache of vulkan:0"), std::string::npos)
+  EXPECT_NE(warning.find("warning: ignoring the stored Vulkan pipeline cache of vulkan:0"),
+            std::string::npos)
       << warning;
   EXPECT_EQ(out.at("C").get_double(0), 0.0);
   std::filesystem::remove_all(dir);
@@ -245,7 +264,8 @@ TEST(VulkanDevice, MatmulMatchesHandValues) {
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           float want = 0;
-          for (int64_t k = 0; k < k_; ++k) want += a.as<float>()[i * k_ + k] * b.as<float>()[k * n + j];
+          for (int64_t k = 0; k < k_; ++k)
+            want += a.as<float>()[i * k_ + k] * b.as<float>()[k * n + j];
           ASSERT_EQ(c[i * n + j], want) << m << "x" << k_ << "x" << n << ": " << i << "," << j;
         }
     }
@@ -257,9 +277,10 @@ TEST(VulkanDevice, Float64HelpersMatchTheCLibrary) {
   REQUIRE_DEVICE();
   auto device = std::make_unique<Device>(vulkan_backend(0));
   if (device->info().facts.at("fp64") != "yes") GTEST_SKIP() << "no float64 on vulkan:0";
-  auto p = bind("function (A, B) -> (E, L, P, S, C, T) { E = exp(A); L = log(B); P = pow(B, A); S = sinh(A); "
-                "C = cosh(A); T = tanh(A); }",
-                tile::DType::Float64, {64}, {64});
+  auto p = bind(
+      "function (A, B) -> (E, L, P, S, C, T) { E = exp(A); L = log(B); P = pow(B, A); S = sinh(A); "
+      "C = cosh(A); T = tanh(A); }",
+      tile::DType::Float64, {64}, {64});
   HostTensor a(p.type_of("A")), b(p.type_of("B"));
   for (int i = 0; i < 64; ++i) {
     a.as<double>()[i] = (i - 32) * 0.37 + 1e-9 * i;
@@ -286,8 +307,9 @@ TEST(VulkanDevice, FactsForDevicesListing) {
   auto info = Device(vulkan_backend(0)).info();
   EXPECT_EQ(info.name, "vulkan:0");
   EXPECT_EQ(info.backend, "vulkan");
-  for (const char *key : {"vendor", "device", "driver_version", "compute_units", "local_memory_bytes",
-                          "max_workgroup_size", "subgroup_size", "preferred_vector_width_float", "fp16", "fp64"})
+  for (const char *key :
+       {"vendor", "device", "driver_version", "compute_units", "local_memory_bytes",
+        "max_workgroup_size", "subgroup_size", "preferred_vector_width_float", "fp16", "fp64"})
     EXPECT_TRUE(info.facts.count(key)) << key;
 }
 

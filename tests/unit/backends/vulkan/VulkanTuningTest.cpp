@@ -40,7 +40,8 @@ TEST(VulkanKernelBench, GpuScheduledMatmulMatchesHandComputation) {
   std::vector<std::vector<std::byte>> inputs;
   for (const auto &p : kernel.params)
     if (!p.is_output) inputs.push_back(bytes_of(p.name == "A" ? a : b));
-  auto result = tessera::make_kernel_bench(vulkan_backend(0), nullptr)->measure(kernel, inputs, 1, 3);
+  auto result =
+      tessera::make_kernel_bench(vulkan_backend(0), nullptr)->measure(kernel, inputs, 1, 3);
   ASSERT_EQ(result.seconds.size(), 3u);
   for (double s : result.seconds) EXPECT_GT(s, 0);
   ASSERT_EQ(result.outputs.size(), 1u);
@@ -55,13 +56,16 @@ TEST(VulkanKernelBench, WrongInputSizeIsAnError) {
   REQUIRE_DEVICE();
   auto lowered = compiler::lower(matmul(4, 3, 5), lavapipe_like());
   const compiler::Kernel &kernel = lowered.steps[0].kernel;
-  EXPECT_THROW(tessera::make_kernel_bench(vulkan_backend(0), nullptr)->measure(kernel, {bytes_of({1.0f})}, 0, 1), tile::Error);
+  EXPECT_THROW(tessera::make_kernel_bench(vulkan_backend(0), nullptr)
+                   ->measure(kernel, {bytes_of({1.0f})}, 0, 1),
+               tile::Error);
 }
 
 class VulkanTuning : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("tessera-vulkan-tune-" + std::to_string(::getpid()));
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tessera-vulkan-tune-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -93,7 +97,8 @@ TEST_F(VulkanTuning, OnlineTunesThenCachedServesFromTheCache) {
   auto got = exe->run(inputs);
   auto want = interpret(bound, inputs);
   const auto &c = want.at("C");
-  for (int64_t i = 0; i < c.elements(); ++i) ASSERT_NEAR(got.at("C").as<float>()[i], c.as<float>()[i], 1e-4) << i;
+  for (int64_t i = 0; i < c.elements(); ++i)
+    ASSERT_NEAR(got.at("C").as<float>()[i], c.as<float>()[i], 1e-4) << i;
 
   options.policy = TunePolicy::Cached;
   auto again = builtin_devices().create("vulkan:0")->compile(bound, options);
@@ -101,7 +106,8 @@ TEST_F(VulkanTuning, OnlineTunesThenCachedServesFromTheCache) {
   EXPECT_EQ(again->report().cache_hits, 1);
   EXPECT_EQ(again->report().kernels.at(0).origin, "cache");
   auto got2 = again->run(inputs);
-  for (int64_t i = 0; i < c.elements(); ++i) ASSERT_EQ(got2.at("C").as<float>()[i], got.at("C").as<float>()[i]) << i;
+  for (int64_t i = 0; i < c.elements(); ++i)
+    ASSERT_EQ(got2.at("C").as<float>()[i], got.at("C").as<float>()[i]) << i;
 }
 
 }  // namespace

@@ -281,5 +281,5 @@ TEST(NnOpError, Pooling) {
       {"global_max_pool: unknown data_format 'nchw'"});
 }
 
-} // namespace
-} // namespace tessera::ops
+}  // namespace
+}  // namespace tessera::ops
