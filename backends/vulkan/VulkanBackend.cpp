@@ -403,7 +403,12 @@ VkKernels::VkKernels(VulkanBackend &backend, const std::vector<const compiler::K
 }
 
 VkKernels::~VkKernels() {
-  backend_.finish();  // no recorded dispatch may use the sets any more
+  try {
+    std::lock_guard<std::recursive_mutex> lock(backend_.mutex());
+    backend_.finish();  // no recorded dispatch may use the sets any more
+  } catch (const std::exception &) {
+    // A device that fails here has failed the run that recorded the dispatches already.
+  }
   if (pool_) vkDestroyDescriptorPool(g_.device, pool_, nullptr);
 }
 
