@@ -2,10 +2,10 @@
 // devices. Python code lives beside it in tessera/ (the package this extension joins).
 #include <optional>
 
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "Bindings.h"
+#include "Convert.h"
 #include "autodiff/Gradient.h"
 #include "backends/Registry.h"
 #include "tessera/edsl.h"
@@ -14,52 +14,8 @@
 #include "tile/Parser.h"
 #include "tile/Printer.h"
 
-namespace py = pybind11;
-
-namespace tessera {
+namespace tessera::python {
 namespace {
-
-tile::DType dtype_of(const py::array &a) {
-  py::dtype d = a.dtype();
-  if (d.kind() == 'b') return tile::DType::Bool;
-  std::string name = py::str(d.attr("name"));
-  auto t = tile::parse_dtype(name);
-  if (!t || (d.byteorder() == '>'))
-    throw tile::Error("error: unsupported array dtype '" + std::string(py::str(d)) + "'");
-  return *t;
-}
-
-HostTensor to_host(const py::array &in) {
-  py::array a = py::array::ensure(in, py::array::c_style);
-  if (!a) throw tile::Error("error: expected an array");
-  tile::TensorType type{dtype_of(a), {}};
-  for (py::ssize_t i = 0; i < a.ndim(); ++i) type.shape.push_back(a.shape(i));
-  HostTensor t(type);
-  std::memcpy(t.data(), a.data(), t.bytes());
-  return t;
-}
-
-py::array to_numpy(const HostTensor &t) {
-  std::string name(tile::dtype_name(t.dtype()));
-  py::dtype d(name == "bool" ? "?" : name);
-  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
-  py::array a(d, shape);
-  std::memcpy(a.mutable_data(), t.data(), t.bytes());
-  return a;
-}
-
-OpAttr to_attr(const std::string &key, const py::handle &v) {
-  if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
-  if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
-  if (py::isinstance<py::float_>(v)) return v.cast<double>();
-  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
-  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
-    std::vector<int64_t> out;
-    for (auto x : v) out.push_back(x.cast<int64_t>());
-    return out;
-  }
-  throw EdslError("attribute '" + key + "' has an unsupported type");
-}
 
 std::string device_or_default(const std::string &device) {
   return device.empty() ? builtin_devices().default_name() : device;
@@ -67,14 +23,13 @@ std::string device_or_default(const std::string &device) {
 
 // Runs a registered op on numpy inputs: placeholders of the inputs' types, the op's EDSL function,
 // a program of its outputs, compiled and run on `device`.
-py::object run_op(const std::string &name, const std::vector<py::array> &inputs,
+py::object run_op(const std::string &name, const std::vector<py::object> &inputs,
                   const std::string &device, const py::kwargs &kwargs) {
-  OpAttrs attrs;
-  for (auto [k, v] : kwargs) attrs.set(k.cast<std::string>(), to_attr(k.cast<std::string>(), v));
+  OpAttrs attrs = to_attrs(name, kwargs);
   std::vector<Tensor> placeholders;
   TensorMap values;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    HostTensor h = to_host(inputs[i]);
+    HostTensor h = to_host(inputs[i], name + ": input " + std::to_string(i));
     std::string in_name = "I" + std::to_string(i);
     placeholders.push_back(Placeholder(h.dtype(), h.shape(), in_name));
     values.emplace(in_name, std::move(h));
@@ -99,7 +54,7 @@ py::dict run_tile(const std::string &text, const py::dict &inputs, const std::st
   TensorMap values;
   std::map<std::string, tile::TensorType> types;
   for (auto [k, v] : inputs) {
-    HostTensor h = to_host(v.cast<py::array>());
+    HostTensor h = to_host(v, "input '" + to_name(k, "an input name") + "'");
     types[k.cast<std::string>()] = h.type();
     values.emplace(k.cast<std::string>(), std::move(h));
   }
@@ -126,17 +81,16 @@ std::string grad_tile(const std::string &text, const std::vector<std::string> &w
 
 // tessera.op_grad: builds the op on placeholders of the inputs' types, differentiates its first
 // output against `seed` w.r.t. every float input, runs the gradient program on `device`.
-py::list op_grad(const std::string &name, const std::vector<py::array> &inputs,
-                 const py::array &seed, const std::string &device, const py::kwargs &kwargs) {
-  OpAttrs attrs;
-  for (auto [k, v] : kwargs) attrs.set(k.cast<std::string>(), to_attr(k.cast<std::string>(), v));
+py::list op_grad(const std::string &name, const std::vector<py::object> &inputs,
+                 const py::object &seed, const std::string &device, const py::kwargs &kwargs) {
+  OpAttrs attrs = to_attrs(name, kwargs);
   std::vector<Tensor> placeholders;
   TensorMap values;
   std::map<std::string, tile::TensorType> types;
   std::map<std::string, tile::DType> dtypes;
   std::vector<std::string> wrt;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    HostTensor h = to_host(inputs[i]);
+    HostTensor h = to_host(inputs[i], name + ": input " + std::to_string(i));
     std::string in_name = "I" + std::to_string(i);
     placeholders.push_back(Placeholder(h.dtype(), h.shape(), in_name));
     if (tile::is_float(h.dtype())) wrt.push_back(in_name);
@@ -148,7 +102,7 @@ py::list op_grad(const std::string &name, const std::vector<py::array> &inputs,
   std::vector<Tensor> outs = registry.call(name, placeholders, attrs);
   Function fn = build({{"O0", outs.at(0)}}, placeholders);
   tile::Program g = autodiff::gradient(fn.program, "O0", wrt, {}, dtypes);
-  HostTensor s = to_host(seed);
+  HostTensor s = to_host(seed, name + ": seed");
   types["d_O0"] = s.type();
   values.emplace("d_O0", std::move(s));
   std::unique_ptr<Device> dev = builtin_devices().create(device_or_default(device));
@@ -159,10 +113,11 @@ py::list op_grad(const std::string &name, const std::vector<py::array> &inputs,
 }
 
 }  // namespace
-}  // namespace tessera
+}  // namespace tessera::python
 
 PYBIND11_MODULE(_native, m) {
   using namespace tessera;
+  using namespace tessera::python;
   m.doc() = "Tessera: Tile programs and ops on numpy arrays";
   py::register_exception<tile::Error>(m, "TileError", PyExc_ValueError);
   py::register_exception<EdslError>(m, "OpError", PyExc_ValueError);
@@ -176,7 +131,7 @@ PYBIND11_MODULE(_native, m) {
   m.def("op_grad", &op_grad, py::arg("name"), py::arg("inputs"), py::arg("seed"),
         py::arg("device") = "",
         "Gradients of an op's first output (against `seed`) w.r.t. each float input, as arrays.");
-  m.def("op_names", [] { return builtin_ops().names(); });
-  m.def("devices", [] { return builtin_devices().names(); });
+  bind_graph(m);
+  bind_devices(m);
   m.attr("__version__") = TESSERA_VERSION;
 }
