@@ -6,7 +6,7 @@ VENV_PYTHON := $(REPO)/.venv/bin/python
 # e2e imports tests/python's modules as helpers, and each folder has its own pytest.ini.
 # Suites that are not about tuning use the cost model (TESSERA_TUNE=off) and never touch the user's
 # kernel cache; the tuning tests set their own policy and cache file.
-PYTEST := TESSERA_BIN=$(BUILD)/frontends/cli/tessera PYTHONPATH=$(BUILD)/python POCL_CACHE_DIR=$(BUILD)/pocl-cache \
+PYTEST := TESSERA_BIN=$(REPO)/.venv/bin/tessera POCL_CACHE_DIR=$(BUILD)/pocl-cache \
   TESSERA_TUNE=off TESSERA_CACHE=$(BUILD)/test-cache.db \
   $(VENV_PYTHON) -m pytest -q -p no:cacheprovider
 
@@ -19,8 +19,11 @@ configure: setup
 	cmake -S $(REPO) -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON \
 	  -DPython_EXECUTABLE=$(VENV_PYTHON) --log-level=WARNING
 
+# ninja builds everything (tests included); `pip install .` then installs the package and the
+# `tessera` command into the venv from the same build folder, which the tests and the demo use.
 build: configure
 	ninja -C $(BUILD) -j2
+	$(VENV_PYTHON) -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps $(REPO)
 
 demo: build
 	$(REPO)/scripts/demo.sh

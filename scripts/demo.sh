@@ -6,7 +6,7 @@
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-TESSERA="${TESSERA_BIN:-$REPO/build/frontends/cli/tessera}"
+TESSERA="${TESSERA_BIN:-$REPO/.venv/bin/tessera}"  # installed by make build (pip install .)
 PYTHON="${PYTHON:-$REPO/.venv/bin/python}"
 
 out="$(mktemp -d)"

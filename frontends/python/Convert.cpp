@@ -40,10 +40,20 @@ HostTensor to_host(const py::handle &h, const std::string &what) {
                         " has more bytes than a tensor may hold (2^63)");
     bytes *= n;
   }
-  py::array c = py::array::ensure(a, py::array::c_style);
-  HostTensor t = HostTensor::uninitialized(type);
-  if (t.bytes()) std::memcpy(t.data(), c.data(), t.bytes());
-  return t;
+  try {
+    HostTensor t = HostTensor::uninitialized(type);
+    if (!t.bytes()) return t;
+    // A non-contiguous array is copied into place by numpy, straight into the tensor's memory.
+    py::array c = py::array::ensure(a, py::array::c_style);
+    if (!c) throw py::error_already_set();
+    std::memcpy(t.data(), c.data(), t.bytes());
+    return t;
+  } catch (const std::bad_alloc &) {
+  } catch (const py::error_already_set &e) {
+    if (!e.matches(PyExc_MemoryError)) throw;
+  }
+  throw tile::Error("error: " + what + ": an array of shape " + type.str() + " needs " +
+                    std::to_string(bytes) + " bytes, more than this host could allocate");
 }
 
 py::array to_numpy(const HostTensor &t) {

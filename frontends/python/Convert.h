@@ -8,8 +8,8 @@
 #include <pybind11/pybind11.h>
 
 #include "runtime/HostTensor.h"
-#include "tile/Bind.h"
 #include "tessera/ops.h"
+#include "tile/Bind.h"
 
 namespace tessera::python {
 

@@ -2,9 +2,9 @@
 // (variables), runs that update it in place. Compiles and runs release the GIL.
 #include <pybind11/stl.h>
 
-#include "backends/Registry.h"
 #include "Bindings.h"
 #include "Convert.h"
+#include "backends/Registry.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::python {
@@ -23,11 +23,12 @@ const DeviceRegistry &devices() {
 
 PyDevice open_device(const std::string &name) {
   // An empty name is not a device: "" must not silently mean the default.
-  if (name.empty()) throw tile::Error("error: empty device name; known: " + [] {
-    std::string s;
-    for (const auto &n : devices().names()) s += (s.empty() ? "" : ", ") + n;
-    return s;
-  }());
+  if (name.empty())
+    throw tile::Error("error: empty device name; known: " + [] {
+      std::string s;
+      for (const auto &n : devices().names()) s += (s.empty() ? "" : ", ") + n;
+      return s;
+    }());
   return {name, std::shared_ptr<Device>(devices().create(name))};
 }
 
@@ -49,11 +50,13 @@ py::dict report_dict(const CompileReport &r) {
 
 void bind_devices(py::module_ &m) {
   m.def("devices", [] { return devices().names(); });
-  m.def("default_device", [] { return devices().default_name(); },
-        "The device named by $TESSERA_DEVICE, else the preferred one of this machine.");
+  m.def(
+      "default_device", [] { return devices().default_name(); },
+      "The device named by $TESSERA_DEVICE, else the preferred one of this machine.");
 
   py::class_<DeviceTensor>(m, "DeviceTensor", "A tensor in a device's memory.")
-      .def_property_readonly("dtype", [](const DeviceTensor &t) { return dtype_str(t.type().dtype); })
+      .def_property_readonly("dtype",
+                             [](const DeviceTensor &t) { return dtype_str(t.type().dtype); })
       .def_property_readonly("shape", [](const DeviceTensor &t) { return t.type().shape; })
       .def_property_readonly("device", &DeviceTensor::device)
       .def("read",
@@ -89,13 +92,14 @@ void bind_devices(py::module_ &m) {
              for (const auto &[name, t] : out) result[py::str(name)] = to_numpy(t);
              return result;
            })
-      .def("run_on_device",
-           [](Executable &exe, const DeviceTensorMap &inputs, const DeviceTensorMap &outputs) {
-             py::gil_scoped_release release;
-             return exe.run_on_device(inputs, outputs);
-           },
-           py::arg("inputs"), py::arg("outputs") = DeviceTensorMap{},
-           "Runs on device tensors; an output named in `outputs` is written into that tensor.")
+      .def(
+          "run_on_device",
+          [](Executable &exe, const DeviceTensorMap &inputs, const DeviceTensorMap &outputs) {
+            py::gil_scoped_release release;
+            return exe.run_on_device(inputs, outputs);
+          },
+          py::arg("inputs"), py::arg("outputs") = DeviceTensorMap{},
+          "Runs on device tensors; an output named in `outputs` is written into that tensor.")
       .def_property_readonly("kernel_count", &Executable::kernel_count)
       .def_property_readonly("report", [](const Executable &e) { return report_dict(e.report()); })
       .def("loops", &Executable::loops);

@@ -58,12 +58,10 @@ void bind_graph(py::module_ &m) {
         return call(*op, in);
       },
       "An elementwise intrinsic by its Tile name (add, exp, cond, ...) on tensors and numbers.");
-  m.def("cast", [](const Tensor &x, const std::string &dtype) {
-    return cast(x, parse_dtype(dtype));
-  });
-  m.def("reshape", [](const Tensor &x, const std::vector<int64_t> &shape) {
-    return reshape(x, shape);
-  });
+  m.def("cast",
+        [](const Tensor &x, const std::string &dtype) { return cast(x, parse_dtype(dtype)); });
+  m.def("reshape",
+        [](const Tensor &x, const std::vector<int64_t> &shape) { return reshape(x, shape); });
   m.def(
       "call_op",
       [](const std::string &name, const std::vector<Tensor> &inputs, const py::dict &kwargs) {
@@ -89,7 +87,8 @@ void bind_graph(py::module_ &m) {
         return names;
       },
       py::arg("text"), py::arg("source_name") = "<tile op>",
-      "A Tile function's input and output names, in order; TileError for text that does not parse.");
+      "A Tile function's input and output names, in order; TileError for text that does not "
+      "parse.");
   m.def(
       "gradient",
       [](const Tensor &loss, const std::vector<Tensor> &wrt, const std::optional<Tensor> &seed) {

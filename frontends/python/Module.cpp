@@ -1,5 +1,6 @@
 // The `tessera` Python module (pybind11): numpy arrays in and out, ops by name, Tile programs,
 // devices. Python code lives beside it in tessera/ (the package this extension joins).
+#include <cstring>
 #include <optional>
 
 #include <pybind11/stl.h>
@@ -119,8 +120,26 @@ PYBIND11_MODULE(_native, m) {
   using namespace tessera;
   using namespace tessera::python;
   m.doc() = "Tessera: Tile programs and ops on numpy arrays";
-  py::register_exception<tile::Error>(m, "TileError", PyExc_ValueError);
-  py::register_exception<EdslError>(m, "OpError", PyExc_ValueError);
+  // Messages quote the user's source, which may hold bytes that are not UTF-8: they are shown
+  // escaped (\\xff) rather than lost in pybind11's default translation.
+  static py::exception<tile::Error> tile_error(m, "TileError", PyExc_ValueError);
+  static py::exception<EdslError> op_error(m, "OpError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    auto raise = [](PyObject *type, const char *what) {
+      PyObject *text = PyUnicode_DecodeUTF8(what, std::strlen(what), "backslashreplace");
+      PyErr_SetObject(type, text);
+      Py_XDECREF(text);
+    };
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tile::Error &e) {
+      raise(tile_error.ptr(), e.what());
+    } catch (const EdslError &e) {
+      raise(op_error.ptr(), e.what());
+    } catch (const std::bad_alloc &) {
+      raise(PyExc_MemoryError, "out of host memory");
+    }
+  });
   m.def("op", &run_op, py::arg("name"), py::arg("inputs"), py::arg("device") = "",
         "Runs a registered op on numpy arrays; attributes as keyword arguments.");
   m.def("run", &run_tile, py::arg("program"), py::arg("inputs"), py::arg("device") = "",

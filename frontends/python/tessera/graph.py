@@ -211,10 +211,17 @@ class ConstantNode(Node):
 
 def constant(value, dtype=None, name=None):
     """A constant: a host value, folded where the graph computes on shapes and constants."""
-    a = np.array(value, dtype=dtype)
-    if a.dtype == np.float64 and dtype is None:
-        a = a.astype(np.float32)
+    a = _array(value, dtype)
     return Tensor(ConstantNode(a), 0, _dtype_name(a.dtype), a.shape, name)
+
+
+def _array(value, dtype):
+    """numpy's array of `value`; Python floats (not numpy arrays) become float32, as in every
+    framework that builds on this."""
+    a = np.array(value, dtype=dtype)
+    if dtype is None and a.dtype == np.float64 and not isinstance(value, (np.ndarray, np.generic)):
+        a = a.astype(np.float32)
+    return a
 
 
 class VariableNode(Node):
@@ -230,9 +237,7 @@ class Variable(Tensor):
     """A tensor that lives on a device between runs; Function updates write it in place."""
 
     def __init__(self, value, dtype=None, name=None, device=None):
-        a = np.array(value, dtype=dtype)
-        if dtype is None and a.dtype == np.float64:
-            a = a.astype(np.float32)
+        a = _array(value, dtype)
         self.device = device or get_device()
         self._data = self.device.upload(np.ascontiguousarray(a))
         super().__init__(VariableNode(self), 0, _dtype_name(a.dtype), a.shape, name)
@@ -583,6 +588,11 @@ class Function:
             raise ValueError("a variable is updated twice in one Function")
         self.device = device or get_device()
         self._compiled = {}
+
+    @property
+    def compiled_shapes(self):
+        """How many sets of input shapes this function has been compiled for."""
+        return len(self._compiled)
 
     def __call__(self, values):
         values = list(values)
