@@ -1,35 +1,12 @@
-// A complete custom op: scaled dot-product attention written with the EDSL, registered by name,
-// called by name, run on a device and checked against a plain C++ loop.
-//
-//   attention(Q[B, S, D], K[B, T, D], V[B, T, E]) = softmax(Q K^T / sqrt(D)) V
+// A complete custom op (Attention.cpp) registered by name, called by name, run on a device and
+// checked against a plain C++ loop.
 #include <cmath>
 #include <cstdio>
 #include <random>
 
-#include "tessera/edsl.h"
-#include "tessera/ops.h"
+#include "Attention.h"
 
 using namespace tessera;
-
-// The op: four contractions and a few elementwise operations. Its gradient comes from autodiff.
-Tensor attention(const Tensor &Q, const Tensor &K, const Tensor &V) {
-  TensorDim B, S, T, D, E;
-  TensorIndex b("b"), s("s"), t("t"), d("d"), e("e");
-  Q.bind_dims(B, S, D);
-  K.bind_dims(B, T, D);
-  V.bind_dims(B, T, E);
-  Tensor scores = TensorOutput(B, S, T);
-  scores(b, s, t) += Q(b, s, d) * K(b, t, d);
-  scores = scores / std::sqrt(static_cast<double>(D.value()));
-  Tensor peak = TensorOutput(B, S, 1);  // softmax over t, shifted by its maximum for stability
-  peak(b, s, 0) >= scores(b, s, t);
-  Tensor weights = exp(scores - peak);
-  Tensor total = TensorOutput(B, S, 1);
-  total(b, s, 0) += weights(b, s, t);
-  Tensor out = TensorOutput(B, S, E);
-  out(b, s, e) += weights(b, s, t) * V(b, t, e);
-  return out / total;
-}
 
 namespace {
 
@@ -63,9 +40,7 @@ double reference(const HostTensor &Q, const HostTensor &K, const HostTensor &V, 
 int main(int argc, char **argv) {
   std::string device = argc > 1 ? argv[1] : "interp";
   OpRegistry ops = builtin_ops();
-  ops.add("attention", [](const std::vector<Tensor> &in, const OpAttrs &) {
-    return std::vector<Tensor>{attention(in.at(0), in.at(1), in.at(2))};
-  });
+  register_attention(ops);
 
   const int64_t B = 2, S = 5, T = 7, D = 8, E = 3;
   Tensor q = Placeholder(DType::Float32, {B, S, D}, "Q");

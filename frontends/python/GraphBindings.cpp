@@ -1,5 +1,9 @@
 // The EDSL in Python: tensors of concrete shapes, ops by name, Tile text as an op, gradients and
 // programs. tessera/graph.py builds its symbolic graph (dimensions unknown until run) on these.
+#include <dlfcn.h>
+
+#include <algorithm>
+
 #include <pybind11/stl.h>
 
 #include "Bindings.h"
@@ -28,12 +32,45 @@ tile::DType parse_dtype(const std::string &name) {
   return *t;
 }
 
-const OpRegistry &registry() {
-  static const OpRegistry ops = builtin_ops();
-  return ops;
+/// Makes this module's symbols (the EDSL and the op registry) visible to libraries loaded after
+/// it: Python opens extension modules with RTLD_LOCAL, and an op library is linked against them.
+void export_own_symbols() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&export_own_symbols), &info) || !info.dli_fname)
+    throw tile::Error("error: cannot locate the tessera native module to load op libraries");
+  if (!dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL))
+    throw tile::Error(std::string("error: ") + dlerror());
+}
+
+/// Loads an op library: a shared library defining
+/// `extern "C" void tessera_register_ops(tessera::OpRegistry &)`. Returns the names it added.
+std::vector<std::string> load_op_library(const std::string &path) {
+  export_own_symbols();
+  void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) throw tile::Error(std::string("error: cannot load op library: ") + dlerror());
+  using Register = void (*)(OpRegistry &);
+  auto add = reinterpret_cast<Register>(dlsym(library, "tessera_register_ops"));
+  if (!add)
+    throw tile::Error("error: " + path +
+                      ": not an op library (it defines no extern \"C\" "
+                      "tessera_register_ops(tessera::OpRegistry &))");
+  // Registered into a copy first: a library whose ops clash with known ones changes nothing.
+  OpRegistry updated = op_registry();
+  std::vector<std::string> before = updated.names();
+  add(updated);
+  op_registry() = std::move(updated);
+  std::vector<std::string> added;
+  for (const auto &name : op_registry().names())
+    if (!std::binary_search(before.begin(), before.end(), name)) added.push_back(name);
+  return added;
 }
 
 }  // namespace
+
+OpRegistry &op_registry() {
+  static OpRegistry ops = builtin_ops();
+  return ops;
+}
 
 void bind_graph(py::module_ &m) {
   py::class_<Tensor>(m, "Tensor", "An EDSL tensor: a dtype, a concrete shape, how it is computed.")
@@ -65,10 +102,13 @@ void bind_graph(py::module_ &m) {
   m.def(
       "call_op",
       [](const std::string &name, const std::vector<Tensor> &inputs, const py::dict &kwargs) {
-        return registry().call(name, inputs, to_attrs(name, kwargs));
+        return op_registry().call(name, inputs, to_attrs(name, kwargs));
       },
       "A registered op of the op library on EDSL tensors; returns its outputs.");
-  m.def("op_names", [] { return registry().names(); });
+  m.def("op_names", [] { return op_registry().names(); });
+  m.def("load_op_library", &load_op_library, py::arg("path"),
+        "Loads a shared library of custom ops (extern \"C\" tessera_register_ops(OpRegistry &)); "
+        "returns the names of the ops it added.");
   m.def(
       "call_tile",
       [](const std::string &text, const std::map<std::string, Tensor> &inputs,

@@ -35,8 +35,7 @@ py::object run_op(const std::string &name, const std::vector<py::object> &inputs
     placeholders.push_back(Placeholder(h.dtype(), h.shape(), in_name));
     values.emplace(in_name, std::move(h));
   }
-  static const OpRegistry registry = builtin_ops();
-  std::vector<Tensor> outs = registry.call(name, placeholders, attrs);
+  std::vector<Tensor> outs = op_registry().call(name, placeholders, attrs);
   std::vector<std::pair<std::string, Tensor>> named;
   for (size_t i = 0; i < outs.size(); ++i) named.emplace_back("O" + std::to_string(i), outs[i]);
   Function fn = build(named, placeholders);
@@ -99,8 +98,7 @@ py::list op_grad(const std::string &name, const std::vector<py::object> &inputs,
     dtypes[in_name] = h.dtype();
     values.emplace(in_name, std::move(h));
   }
-  static const OpRegistry registry = builtin_ops();
-  std::vector<Tensor> outs = registry.call(name, placeholders, attrs);
+  std::vector<Tensor> outs = op_registry().call(name, placeholders, attrs);
   Function fn = build({{"O0", outs.at(0)}}, placeholders);
   tile::Program g = autodiff::gradient(fn.program, "O0", wrt, {}, dtypes);
   HostTensor s = to_host(seed, name + ": seed");

@@ -17,8 +17,8 @@ A graph, compiled once per set of input shapes, with variables that stay on the 
 """
 from . import ops  # noqa: F401
 from ._native import (  # noqa: F401
-    Device, DeviceTensor, OpError, TileError, __version__, default_device, devices, grad, op, op_grad,
-    op_names, run)
+    Device, DeviceTensor, OpError, TileError, __version__, default_device, devices, grad,
+    load_op_library, op, op_grad, op_names, run)
 from .graph import (  # noqa: F401
-    Function, Tensor, TileOp, Variable, as_tensor, cast, constant, get_device, getitem, gradients,
-    intrinsic, placeholder, random, reshape, set_device, shape)
+    Function, Tensor, TileOp, Variable, as_tensor, cast, compile_stats, constant, get_device,
+    getitem, gradients, intrinsic, placeholder, random, reshape, set_device, shape)

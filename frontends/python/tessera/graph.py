@@ -494,6 +494,24 @@ def gradients(loss, wrt, seed=None):
 
 # --- devices and functions ---------------------------------------------------------------------
 
+_STAT_KEYS = ("programs", "kernels", "cache_hits", "cache_misses", "tuning_trials", "tune_seconds",
+              "compile_seconds")
+_stats = dict.fromkeys(_STAT_KEYS, 0)
+
+
+def _count_compile(report):
+    _stats["programs"] += 1
+    for key in _STAT_KEYS[1:]:
+        _stats[key] += report[key]
+
+
+def compile_stats():
+    """What Functions compiled in this process so far: programs, kernels, kernels served from
+    the kernel cache (cache_hits), tuning trials and seconds, compile seconds (tuning included).
+    Subtract two snapshots to see what a stretch of work (an epoch) compiled."""
+    return dict(_stats)
+
+
 _device = None
 
 
@@ -539,6 +557,7 @@ class _Compiled:
         if named:
             fn = _native.build(named, [ph for _, ph, _ in self.feeds])
             self.exe = device.compile(fn)
+            _count_compile(self.exe.report)
         self.consts = {}
 
     def run(self, feed_values):
