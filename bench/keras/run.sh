@@ -43,7 +43,8 @@ results=$out/results.jsonl
 # it failed, goes to results.jsonl.
 run_one() {
   local engine=$1 device=$2 round=$3 phase=$4 n=$5
-  local cache=$out/cache/$engine-${device//:/_} log=$out/logs/$engine-${device//:/_}-r$round-$phase.log
+  local tag=$engine-${device//:/_}
+  local cache=$out/cache/$tag log=$out/logs/$tag-r$round-$phase.log
   local python env=(KERAS_HOME="$out/keras-home")
   if [[ $phase == cold ]]; then rm -rf "$cache"; fi
   mkdir -p "$cache"

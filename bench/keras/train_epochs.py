@@ -6,7 +6,8 @@ same 3000 images, batch 16, SGD(0.05, momentum 0.9), as examples/keras/train_res
 JSON line on stdout has the engine, the device, per-epoch seconds, losses and accuracies, and
 under Tessera the per-epoch compile statistics. run.sh calls it; alone:
 
-    KERAS_BACKEND=tessera.keras.backend TESSERA_DEVICE=cpu .venv/bin/python bench/keras/train_epochs.py
+    KERAS_BACKEND=tessera.keras.backend TESSERA_DEVICE=cpu \
+        .venv/bin/python bench/keras/train_epochs.py
     build/bench-venvs/plaidml/bin/python bench/keras/train_epochs.py
 """
 import argparse
