@@ -57,7 +57,7 @@ def main():
               + f" | {loss} |")
 
     plaidml = next((cells for (engine, _), cells in medians.items() if engine == "plaidml"), None)
-    if plaidml is not None:
+    if plaidml is not None and len(medians) > 1:
         print("\nTime ÷ PlaidML's time in the same run (below 1: faster than PlaidML):\n")
         print("| engine / device | " + " | ".join(columns) + " |")
         print("|---" * (len(columns) + 1) + "|")
