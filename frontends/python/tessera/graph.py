@@ -13,6 +13,7 @@ given inconsistent shapes fails here, when it is called, with the op library's o
 time the same realization code builds the program with the inputs' real sizes.
 """
 import itertools
+import weakref
 
 import numpy as np
 
@@ -90,12 +91,14 @@ class Realization:
     constants, arithmetic on them). Host values that a native op needs become program inputs
     ("feeds"), as do placeholders, variables and random tensors."""
 
-    def __init__(self, dims):
-        self.dims = dims
-        self.values = {}  # id(node) -> list of outputs
-        self.nodes = {}  # id(node) -> node: keeps ids valid
+    def __init__(self, dims, probe=False):
+        self.dims, self.probe = dims, probe
+        # A probe lives as long as the process: it must not keep dropped graphs (and their
+        # variables' device memory) alive.
+        self.values = weakref.WeakKeyDictionary() if probe else {}  # node -> list of outputs
         self.feeds = []  # (name, native placeholder, source): a Node or ("const", array)
-        self._feed_of = {}  # id(node or array) -> native placeholder
+        self._const_feeds = {}  # id(array) -> (array, native placeholder)
+        self._count = itertools.count()
 
     def value(self, t):
         """The realized value of tensor `t`."""
@@ -104,23 +107,20 @@ class Realization:
     def outputs(self, node):
         """The realized outputs of `node`; realizes what it depends on first (iteratively: graphs
         can be deeper than Python's recursion limit)."""
-        if id(node) not in self.values:
-            stack = [node]
-            while stack:
-                node = stack[-1]
-                if id(node) in self.values:
-                    stack.pop()
-                    continue
-                todo = [i.node for i in node.inputs if id(i.node) not in self.values]
-                if todo:
-                    stack.extend(todo)
-                    continue
+        stack = [node]
+        while stack:
+            top = stack[-1]
+            if top in self.values:
                 stack.pop()
-                args = [self.values[id(i.node)][i.index] for i in node.inputs]
-                out = node.realize(self, args)
-                self.values[id(node)] = out if isinstance(out, list) else [out]
-                self.nodes[id(node)] = node
-        return self.values[id(node)]
+                continue
+            todo = [i.node for i in top.inputs if i.node not in self.values]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            out = top.realize(self, [self.values[i.node][i.index] for i in top.inputs])
+            self.values[top] = out if isinstance(out, list) else [out]
+        return self.values[node]
 
     def native(self, v):
         """`v` (a realized value) as a native tensor: host values become literals (scalars) or
@@ -130,20 +130,20 @@ class Realization:
         a = np.asarray(v)
         if a.ndim == 0:
             return _native.cast(_native.literal(a.item()), _dtype_name(a.dtype))
-        key = id(a)
-        if key not in self._feed_of:
-            name = f"K{len(self.feeds)}"
-            ph = _native.placeholder(_dtype_name(a.dtype), list(a.shape), name)
-            self.feeds.append((name, ph, ("const", a)))
-            self._feed_of[key] = ph
-            self.nodes[key] = a  # keeps the array (and its id) alive
-        return self._feed_of[key]
+        if id(a) not in self._const_feeds:
+            ph = self._placeholder(_dtype_name(a.dtype), a.shape, "K", ("const", a))
+            self._const_feeds[id(a)] = (a, ph)  # the array is kept: its id stays unique
+        return self._const_feeds[id(a)][1]
 
     def feed(self, node, dtype, shape, prefix):
         """A program input for `node` (a placeholder, variable or random source)."""
-        name = f"{prefix}{len(self.feeds)}"
+        return self._placeholder(dtype, shape, prefix, node)
+
+    def _placeholder(self, dtype, shape, prefix, source):
+        name = f"{prefix}{next(self._count)}"
         ph = _native.placeholder(dtype, list(shape), name)
-        self.feeds.append((name, ph, node))
+        if not self.probe:
+            self.feeds.append((name, ph, source))
         return ph
 
 
@@ -159,7 +159,7 @@ def _probe_dims(index):
 
 
 # The two realizations that give static shapes: they grow with the graph.
-_probes = [Realization(_probe_dims(0)), Realization(_probe_dims(1))]
+_probes = [Realization(_probe_dims(0), probe=True), Realization(_probe_dims(1), probe=True)]
 
 
 def _static(node, names=None):
