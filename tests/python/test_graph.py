@@ -163,3 +163,22 @@ def test_python_errors_carry_readable_messages():
         ts.Device("")
     with pytest.raises(ts.TileError, match="unknown device"):
         ts.Device("gpu:7")
+
+
+def test_unknown_dimensions_that_must_match_known_ones():
+    """A placeholder with no known size (Keras's targets) against a (None, 3) output: the shapes
+    come from size-1 probes, and the run checks the real sizes."""
+    target = ts.placeholder("float32", (None, None))
+    output = ts.ops.matmul(ts.placeholder("float32", (None, 2)), ts.constant(rand(2, 3)))
+    x = output.node.inputs[0]
+    diff = ts.ops.square(target - output)
+    assert diff.shape == (None, 3)
+    loss = ts.ops.mean(ts.ops.categorical_crossentropy(target, ts.ops.softmax(output)))
+    assert loss.shape == ()
+    f = ts.Function([x, target], [diff])
+    a, t = rand(4, 2), rand(4, 3)
+    np.testing.assert_allclose(f([a, t])[0], (t - a @ output.node.inputs[1].node.value) ** 2, rtol=1e-5)
+    with pytest.raises(ts.OpError):
+        f([a, rand(4, 5)])
+    with pytest.raises(ts.OpError):  # wrong whatever the unknown sizes are
+        ts.ops.matmul(ts.placeholder("float32", (None, 2)), ts.constant(rand(4, 3)))

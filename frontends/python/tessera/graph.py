@@ -158,20 +158,46 @@ def _probe_dims(index):
     return dims
 
 
-# The two realizations that give static shapes: they grow with the graph.
+# The two realizations that give static shapes: they grow with the graph (weakly).
 _probes = [Realization(_probe_dims(0), probe=True), Realization(_probe_dims(1), probe=True)]
 
 
 def _static(node, names=None):
     """The output tensors of a new node, with dtypes and static shapes from the probes."""
-    outs_a, outs_b = (p.outputs(node) for p in _probes)
-    tensors = []
-    for i, (x, y) in enumerate(zip(outs_a, outs_b)):
-        sx, sy = _shape_of(x), _shape_of(y)
-        shape = tuple(p if p == q else None for p, q in zip(sx, sy))
-        name = names[i] if names else None
-        tensors.append(Tensor(node, i, _dtype_of(x), shape, name))
-    return tensors
+    try:
+        outs_a, outs_b = (p.outputs(node) for p in _probes)
+    except (ValueError, IndexError) as error:
+        # Unknown dimensions that must equal known ones (Keras's targets: rank-2 placeholders
+        # with no size known, against a (None, 10) output) fail at probe sizes. As in TensorFlow's
+        # shape inference, such a dimension takes the known size of another input of the same
+        # rank, here by realizing the node on stand-ins of the merged shapes.
+        try:
+            outs_a, outs_b = (_realize_merged(node, p) for p in _probes)
+        except (ValueError, IndexError):
+            raise error from None
+    return [Tensor(node, i, _dtype_of(x),
+                   tuple(p if p == q else None for p, q in zip(_shape_of(x), _shape_of(y))),
+                   names[i] if names else None)
+            for i, (x, y) in enumerate(zip(outs_a, outs_b))]
+
+
+def _realize_merged(node, probe):
+    args = [probe.value(i) for i in node.inputs]
+    merged = list(args)
+    for a, (arg, inp) in enumerate(zip(args, node.inputs)):
+        if not isinstance(arg, _native.Tensor) or None not in inp.shape:
+            continue
+        for other, oinp in zip(args, node.inputs):
+            if other is arg or not isinstance(other, _native.Tensor) or oinp.ndim != inp.ndim:
+                continue
+            dims = [o if d is None and od is not None else x
+                    for x, d, o, od in zip(arg.shape, inp.shape, other.shape, oinp.shape)]
+            if dims != list(arg.shape):
+                merged[a] = probe.feed(None, arg.dtype, dims, "M")
+            break
+    out = node.realize(probe, merged)
+    probe.values[node] = out if isinstance(out, list) else [out]
+    return probe.values[node]
 
 
 def _shape_of(v):
