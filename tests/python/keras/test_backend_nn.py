@@ -126,7 +126,8 @@ def test_categorical_crossentropy():
     np.testing.assert_allclose(run(lambda a, b: K.categorical_crossentropy(a, b, True), t, z),
                                want, **TOL)
     # Classes on axis 1 (channels_first).
-    z3, t3 = rand((2, 4, 3), lo=-3, hi=3), np.moveaxis(np.eye(4, dtype=np.float32)[[[0, 1, 2], [3, 3, 0]]], -1, 1)
+    z3 = rand((2, 4, 3), lo=-3, hi=3)
+    t3 = np.moveaxis(np.eye(4, dtype=np.float32)[[[0, 1, 2], [3, 3, 0]]], -1, 1)
     want = -np.sum(t3 * np_log_softmax(z3, 1), 1)
     got = run(lambda a, b: K.categorical_crossentropy(a, b, from_logits=True, axis=1), t3, z3)
     np.testing.assert_allclose(got, want, **TOL)
@@ -169,7 +170,6 @@ def test_binary_crossentropy():
 
 
 def np_conv(x, k, strides, padding, data_format, dilation):
-    nd = x.ndim - 2
     if data_format == "channels_first":
         x = to_last(x)
     if padding == "causal":
@@ -177,7 +177,6 @@ def np_conv(x, k, strides, padding, data_format, dilation):
         padding = "valid"
     y = conv_nhwc(x, k, strides, dilation, padding)
     return to_first(y) if data_format == "channels_first" else y
-    del nd
 
 
 CONV_CASES = [
@@ -347,15 +346,17 @@ def test_pool(sizes, pool, strides, padding, data_format, mode):
 
 
 def test_invalid_arguments_raise_value_error():
-    x4, k4 = tessera.placeholder("float32", (2, 5, 5, 3)), tessera.placeholder("float32", (2, 2, 3, 4))
+    x4 = tessera.placeholder("float32", (2, 5, 5, 3))
+    k4 = tessera.placeholder("float32", (2, 2, 3, 4))
     x3 = tessera.placeholder("float32", (2, 5, 3))
     with pytest.raises(ValueError):
         K.conv2d(x4, k4, data_format="channels_middle")
     with pytest.raises(ValueError):
         K.conv2d(x4, k4, padding="causal")
     with pytest.raises(ValueError):
-        K.conv1d(tessera.placeholder("float32", (2, 3, 5)), tessera.placeholder("float32", (2, 3, 3)),
-                 padding="causal", data_format="channels_first")
+        K.conv1d(tessera.placeholder("float32", (2, 3, 5)),
+                 tessera.placeholder("float32", (2, 3, 3)), padding="causal",
+                 data_format="channels_first")
     with pytest.raises(ValueError):
         K.pool2d(x4, (2, 2), padding="twice")
     with pytest.raises(ValueError):
@@ -384,10 +385,10 @@ def test_bias_add(data_format):
         np.testing.assert_allclose(run(lambda a, c: K.bias_add(a, c, data_format), x, b), want,
                                    **TOL)
     # A bias for every non-batch axis, given with channels last.
-    x, b = rand((2, 6, 10) if data_format == "channels_first" else (2, 10, 6)), rand((10, 6), seed=1)
-    want = x + (b.T if data_format == "channels_first" else b)
-    if data_format == "channels_first":  # TensorFlow's Keras reshapes (10, 6) to (6, 10)
-        want = x + b.reshape(6, 10)
+    x = rand((2, 6, 10) if data_format == "channels_first" else (2, 10, 6))
+    b = rand((10, 6), seed=1)
+    # TensorFlow's Keras reshapes (not transposes) a (10, 6) bias to (6, 10) for channels_first.
+    want = x + (b.reshape(6, 10) if data_format == "channels_first" else b)
     np.testing.assert_allclose(run(lambda a, c: K.bias_add(a, c, data_format), x, b), want, **TOL)
 
 
@@ -531,8 +532,10 @@ def test_dropout():
      [(3, 4), (3, 4)], 1),
     ("categorical crossentropy probs", lambda t, p: K.categorical_crossentropy(t, K.softmax(p)),
      [(3, 4), (3, 4)], 1),
-    ("binary crossentropy", lambda t, p: K.binary_crossentropy(t, K.sigmoid(p)), [(3, 4), (3, 4)], 1),
-    ("bilinear", lambda x: K.resize_images(x, 2, 3, "channels_last", "bilinear"), [(1, 3, 2, 2)], 0),
+    ("binary crossentropy", lambda t, p: K.binary_crossentropy(t, K.sigmoid(p)),
+     [(3, 4), (3, 4)], 1),
+    ("bilinear", lambda x: K.resize_images(x, 2, 3, "channels_last", "bilinear"),
+     [(1, 3, 2, 2)], 0),
     ("batch norm training", lambda x: K.normalize_batch_in_training(x, None, None, [0, 1])[0],
      [(3, 2, 2)], 0),
 ])

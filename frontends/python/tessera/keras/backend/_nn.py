@@ -352,7 +352,7 @@ def bias_add(x, bias, data_format=None):
         raise ValueError(f"Unexpected bias dimensions {len(shape)}, expect to be 1 or "
                          f"{rank - 1} dimensions")
     if rank < 3 or data_format == "channels_last":
-        return x + graph.reshape(bias, [1] * (rank - len(shape)) + shape)
+        return x + bias  # broadcasting lines the bias up with x's last axes
     if len(shape) == 1:
         return x + graph.reshape(bias, [1, shape[0]] + [1] * (rank - 2))
     return x + graph.reshape(bias, [1, shape[-1]] + shape[:-1])
