@@ -182,3 +182,18 @@ def test_unknown_dimensions_that_must_match_known_ones():
         f([a, rand(4, 5)])
     with pytest.raises(ts.OpError):  # wrong whatever the unknown sizes are
         ts.ops.matmul(ts.placeholder("float32", (None, 2)), ts.constant(rand(4, 3)))
+
+
+def test_compile_options_choose_the_tuning_policy():
+    x = ts.placeholder("float32", (None, 3))
+    before = ts.compile_stats()
+    try:
+        ts.set_compile_options(tune="off")
+        ts.Function([x], [ts.ops.relu(x)])([rand(2, 3)])
+        after = ts.compile_stats()
+        assert after["programs"] == before["programs"] + 1 and after["tuning_trials"] == before["tuning_trials"]
+        ts.set_compile_options(tune="sometimes")
+        with pytest.raises(ts.TileError, match="tune must be 'online', 'cached' or 'off'"):
+            ts.Function([x], [ts.ops.relu(x)])([rand(2, 3)])
+    finally:
+        ts.set_compile_options()

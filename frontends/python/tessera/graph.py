@@ -539,6 +539,16 @@ def compile_stats():
 
 
 _device = None
+_compile_options = {}
+
+
+def set_compile_options(tune=None, tune_seconds=0.0):
+    """How Functions compile from now on: `tune` is 'online' (time kernels the cache lacks),
+    'cached' (the cache's schedules or the cost model's, no timing) or 'off' (the cost model, no
+    cache); None follows $TESSERA_TUNE. `tune_seconds` bounds the tuning of one program (0: no
+    bound); kernels past it take the cost model's schedule."""
+    _compile_options.clear()
+    _compile_options.update(tune=tune, tune_seconds=float(tune_seconds))
 
 
 def get_device():
@@ -582,7 +592,7 @@ class _Compiled:
         self.exe = None
         if named:
             fn = _native.build(named, [ph for _, ph, _ in self.feeds])
-            self.exe = device.compile(fn)
+            self.exe = device.compile(fn, **_compile_options)
             _count_compile(self.exe.report)
         self.consts = {}
 
