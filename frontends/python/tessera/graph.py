@@ -170,7 +170,8 @@ def _static(node, names=None):
         # Unknown dimensions that must equal known ones (Keras's targets: rank-2 placeholders
         # with no size known, against a (None, 10) output) fail at probe sizes. As in TensorFlow's
         # shape inference, such a dimension takes the known size of another input of the same
-        # rank, here by realizing the node on stand-ins of the merged shapes.
+        # rank (or its probe size, where both are unknown), here by realizing the node on
+        # stand-ins of the merged shapes.
         try:
             outs_a, outs_b = (_realize_merged(node, p) for p in _probes)
         except (ValueError, IndexError):
@@ -190,8 +191,7 @@ def _realize_merged(node, probe):
         for other, oinp in zip(args, node.inputs):
             if other is arg or not isinstance(other, _native.Tensor) or oinp.ndim != inp.ndim:
                 continue
-            dims = [o if d is None and od is not None else x
-                    for x, d, o, od in zip(arg.shape, inp.shape, other.shape, oinp.shape)]
+            dims = [o if d is None else x for x, d, o in zip(arg.shape, inp.shape, other.shape)]
             if dims != list(arg.shape):
                 merged[a] = probe.feed(None, arg.dtype, dims, "M")
             break
