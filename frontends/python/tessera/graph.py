@@ -22,6 +22,10 @@ PROBE_SIZES = (31, 37)
 
 _names = itertools.count()
 
+# Callables told of every node as it is made: a framework can tag the nodes made inside one of
+# its scopes (the Keras backend's control_dependencies does).
+node_observers = []
+
 
 def _unique(prefix):
     return f"{prefix}_{next(_names)}"
@@ -33,6 +37,8 @@ class Node:
 
     def __init__(self, inputs=()):
         self.inputs = list(inputs)
+        for observe in node_observers:
+            observe(self)
 
     def realize(self, ctx, args):
         raise NotImplementedError
@@ -413,10 +419,12 @@ class GetItemNode(Node):
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (rank - len(key) + 1) + key[i + 1:]
         key = key + (slice(None),) * (rank - len(key))
-        begin, end, step, squeeze = [], [], [], []
+        begin, end, step, squeeze, end_mask = [], [], [], [], 0
         for axis, k in enumerate(key):
             if isinstance(k, slice):
                 b, e, s = k.indices(x.shape[axis])
+                if e < 0:  # a downward slice through index 0: the op reads -1 as the last index
+                    end_mask |= 1 << axis
                 begin.append(b), end.append(e), step.append(s)
             else:
                 k = int(k) + (x.shape[axis] if int(k) < 0 else 0)
@@ -424,7 +432,8 @@ class GetItemNode(Node):
                     raise IndexError(f"index {int(k)} is out of range for axis {axis} of size "
                                      f"{x.shape[axis]}")
                 begin.append(k), end.append(k + 1), step.append(1), squeeze.append(axis)
-        out = _native.call_op("slice", [x], {"begin": begin, "end": end, "step": step})[0]
+        out = _native.call_op("slice", [x], {"begin": begin, "end": end, "step": step,
+                                             "end_mask": end_mask})[0]
         if squeeze:
             out = _native.reshape(out, [d for a, d in enumerate(out.shape) if a not in squeeze])
         return out
