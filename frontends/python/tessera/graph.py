@@ -153,6 +153,11 @@ class Realization:
         return ph
 
 
+def _contiguous(a):
+    # np.ascontiguousarray would make a 0-d array 1-d.
+    return np.asarray(a, order="C")
+
+
 def _dtype_name(dt):
     name = np.dtype(dt).name
     return "bool" if name == "bool" else name
@@ -240,7 +245,7 @@ class Variable(Tensor):
         if dtype is None and a.dtype == np.float64:
             a = a.astype(np.float32)
         self.device = device or get_device()
-        self._data = self.device.upload(np.ascontiguousarray(a))
+        self._data = self.device.upload(_contiguous(a))
         super().__init__(VariableNode(self), 0, _dtype_name(a.dtype), a.shape, name)
 
     @property
@@ -255,7 +260,7 @@ class Variable(Tensor):
         if a.shape != self.shape:
             raise ValueError(f"variable {self.name} has shape {self.shape}; cannot set a value of "
                              f"shape {a.shape}")
-        self._data.write(np.ascontiguousarray(a))
+        self._data.write(_contiguous(a))
 
 
 class RandomNode(Node):
@@ -550,7 +555,7 @@ class _Compiled:
         for name, ph, source in self.feeds:
             if isinstance(source, tuple):  # a constant: uploaded once
                 if name not in self.consts:
-                    self.consts[name] = self.device.upload(np.ascontiguousarray(source[1]))
+                    self.consts[name] = self.device.upload(_contiguous(source[1]))
                 inputs[name] = self.consts[name]
             elif isinstance(source, VariableNode):
                 inputs[name] = source.var.device_tensor
@@ -612,7 +617,7 @@ class Function:
         if a.ndim != len(x.shape) or any(d is not None and d != s for d, s in zip(x.shape, a.shape)):
             want = "(" + ", ".join("None" if d is None else str(d) for d in x.shape) + ")"
             raise ValueError(f"input {x.name} expects shape {want}; got an array of shape {a.shape}")
-        return np.ascontiguousarray(a)
+        return _contiguous(a)
 
     def _compile(self, arrays):
         shapes = {id(x.node): list(a.shape) for x, a in zip(self.inputs, arrays)}
