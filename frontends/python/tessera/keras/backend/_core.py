@@ -467,7 +467,8 @@ class Function:
         results = self._fn(list(values) + [v for _, v in self._hidden])
         for node, value in zip(self._prints, results[self._count:]):
             print(node._keras_print, value)
-        return results[:self._count]
+        # 0-d results as numpy scalars, as TensorFlow's session gives them.
+        return [r[()] if np.ndim(r) == 0 else r for r in results[:self._count]]
 
 
 def _update_list(updates):
