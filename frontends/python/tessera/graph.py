@@ -23,6 +23,10 @@ PROBE_SIZES = (31, 37)
 
 _names = itertools.count()
 
+# Callables told of every node as it is made: a framework can tag the nodes made inside one of
+# its scopes (the Keras backend's control_dependencies does).
+node_observers = []
+
 
 def _unique(prefix):
     return f"{prefix}_{next(_names)}"
@@ -34,6 +38,8 @@ class Node:
 
     def __init__(self, inputs=()):
         self.inputs = list(inputs)
+        for observe in node_observers:
+            observe(self)
 
     def realize(self, ctx, args):
         raise NotImplementedError
@@ -145,6 +151,11 @@ class Realization:
         if not self.probe:
             self.feeds.append((name, ph, source))
         return ph
+
+
+def _contiguous(a):
+    # np.ascontiguousarray would make a 0-d array 1-d.
+    return np.asarray(a, order="C")
 
 
 def _dtype_name(dt):
@@ -265,7 +276,7 @@ class Variable(Tensor):
     def __init__(self, value, dtype=None, name=None, device=None):
         a = _array(value, dtype)
         self.device = device or get_device()
-        self._data = self.device.upload(np.ascontiguousarray(a))
+        self._data = self.device.upload(_contiguous(a))
         super().__init__(VariableNode(self), 0, _dtype_name(a.dtype), a.shape, name)
 
     @property
@@ -280,7 +291,7 @@ class Variable(Tensor):
         if a.shape != self.shape:
             raise ValueError(f"variable {self.name} has shape {self.shape}; cannot set a value of "
                              f"shape {a.shape}")
-        self._data.write(np.ascontiguousarray(a))
+        self._data.write(_contiguous(a))
 
 
 class RandomNode(Node):
@@ -444,10 +455,12 @@ class GetItemNode(Node):
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (rank - len(key) + 1) + key[i + 1:]
         key = key + (slice(None),) * (rank - len(key))
-        begin, end, step, squeeze = [], [], [], []
+        begin, end, step, squeeze, end_mask = [], [], [], [], 0
         for axis, k in enumerate(key):
             if isinstance(k, slice):
                 b, e, s = k.indices(x.shape[axis])
+                if e < 0:  # a downward slice through index 0: the op reads -1 as the last index
+                    end_mask |= 1 << axis
                 begin.append(b), end.append(e), step.append(s)
             else:
                 k = int(k) + (x.shape[axis] if int(k) < 0 else 0)
@@ -455,7 +468,8 @@ class GetItemNode(Node):
                     raise IndexError(f"index {int(k)} is out of range for axis {axis} of size "
                                      f"{x.shape[axis]}")
                 begin.append(k), end.append(k + 1), step.append(1), squeeze.append(axis)
-        out = _native.call_op("slice", [x], {"begin": begin, "end": end, "step": step})[0]
+        out = _native.call_op("slice", [x], {"begin": begin, "end": end, "step": step,
+                                             "end_mask": end_mask})[0]
         if squeeze:
             out = _native.reshape(out, [d for a, d in enumerate(out.shape) if a not in squeeze])
         return out
@@ -601,7 +615,7 @@ class _Compiled:
         for name, ph, source in self.feeds:
             if isinstance(source, tuple):  # a constant: uploaded once
                 if name not in self.consts:
-                    self.consts[name] = self.device.upload(np.ascontiguousarray(source[1]))
+                    self.consts[name] = self.device.upload(_contiguous(source[1]))
                 inputs[name] = self.consts[name]
             elif isinstance(source, VariableNode):
                 inputs[name] = source.var.device_tensor
@@ -668,7 +682,7 @@ class Function:
         if a.ndim != len(x.shape) or any(d is not None and d != s for d, s in zip(x.shape, a.shape)):
             want = "(" + ", ".join("None" if d is None else str(d) for d in x.shape) + ")"
             raise ValueError(f"input {x.name} expects shape {want}; got an array of shape {a.shape}")
-        return np.ascontiguousarray(a)
+        return _contiguous(a)
 
     def _compile(self, arrays):
         shapes = {id(x.node): list(a.shape) for x, a in zip(self.inputs, arrays)}
