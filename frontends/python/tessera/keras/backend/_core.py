@@ -97,25 +97,12 @@ def _keras_tensor(x, shape=None):
     return x
 
 
-class _BroadcastingPlaceholderNode(graph.PlaceholderNode):
-    """A placeholder known only by its rank (Keras's targets and sample weights): the static
-    shape probes give it size 1 everywhere, so that it broadcasts against whatever it meets (a
-    target (None, None) minus a prediction (None, 10)). Tensors computed from it alone show 1
-    where the size is unknown until run."""
-
-    def realize(self, ctx, args):
-        if any(ctx is p for p in graph._probes):
-            return ctx.feed(self, self.dtype, [1] * len(self.shape), "I")
-        return super().realize(ctx, args)
-
-
 def placeholder(shape=None, ndim=None, dtype=None, sparse=False, name=None):
     dtype = graph._dtype_name(np.dtype(dtype or _floatx()))
     if shape is None:
         if ndim is None:
             raise ValueError("placeholder: give a shape or ndim (Tessera needs the rank)")
-        node = _BroadcastingPlaceholderNode(dtype, (None,) * ndim)
-        x = Tensor(node, 0, dtype, node.shape, _scoped(name))
+        x = graph.placeholder(dtype, (None,) * ndim, _scoped(name))
     else:
         shape = tuple(None if d is None else int(d) for d in shape)
         x = graph.placeholder(dtype, shape, _scoped(name))
