@@ -10,7 +10,13 @@ PYTEST := TESSERA_BIN=$(REPO)/.venv/bin/tessera POCL_CACHE_DIR=$(BUILD)/pocl-cac
   TESSERA_TUNE=off TESSERA_CACHE=$(BUILD)/test-cache.db \
   $(VENV_PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: setup configure build demo test fuzz
+# The differential fuzzer (tests/fuzz/tessera_fuzz): random Tile programs on interp and every
+# compiled device. `make test` runs a fixed seed and program count, so a run is reproducible.
+DIFF_FUZZ := PYTHONPATH=$(REPO)/tests/fuzz TESSERA_TUNE=off \
+  TESSERA_CACHE=$(BUILD)/fuzz-cache.db POCL_CACHE_DIR=$(BUILD)/pocl-cache $(VENV_PYTHON) -m tessera_fuzz
+DIFF_FUZZ_PROGRAMS ?= 60
+
+.PHONY: setup configure build demo test keras-test fuzz
 
 setup:
 	$(REPO)/scripts/setup.sh
@@ -34,8 +40,21 @@ demo: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure --no-tests=error -j2
 	$(PYTEST) $(REPO)/tests/python
+	$(PYTEST) $(BUILD)/keras-tests
 	$(PYTEST) -m slow $(REPO)/tests/e2e
 	$(REPO)/scripts/fuzz.sh
+	$(PYTEST) $(REPO)/tests/fuzz
+	$(DIFF_FUZZ) --seed 1 --programs $(DIFF_FUZZ_PROGRAMS)
 
-fuzz: setup
+# Keras 2.3.1's own tests on tessera.keras.backend: scripts/keras-tests.sh (run by setup) fetches
+# them into build/keras-tests; tests/keras/conftest.py selects and maps them, tests/keras/xfail.txt
+# lists the expected failures with reasons; a summary per file ends the run.
+keras-test: build
+	$(PYTEST) $(BUILD)/keras-tests
+
+# The parser fuzzer (scripts/fuzz.sh) and the differential fuzzer for FUZZ_SECONDS each (default 60);
+# FUZZ_SEED picks the differential fuzzer's programs (default: a new seed each run, printed).
+fuzz: build
 	$(REPO)/scripts/fuzz.sh
+	$(DIFF_FUZZ) --seed $${FUZZ_SEED:-$$(date +%s)} --seconds $${FUZZ_SECONDS:-60} \
+	  --save-dir $(BUILD)/fuzz-cases --log $(BUILD)/fuzz-diff.log

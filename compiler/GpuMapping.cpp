@@ -308,7 +308,8 @@ Stmt map_to_gpu(const ContractionNest &n, const Schedule &s, const RegionBuilder
   std::array<int64_t, 3> groups{1, 1, 1}, items{1, 1, 1};
   for (int d = 0; d < 2 && d < static_cast<int>(loops.size()); ++d) {
     const TileLoop &l = loops[loops.size() - 1 - d];
-    items[d] = std::min(wg(d), l.count);
+    // A loop of no iterations (an output with a dimension of size 0) launches no group.
+    items[d] = std::max<int64_t>(1, std::min(wg(d), l.count));
     groups[d] = ceil_div(l.count, items[d]);
   }
   if (s.use_local_memory)

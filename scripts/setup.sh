@@ -61,3 +61,6 @@ if [[ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]]; then
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS"
   echo "$want" >"$stamp"
 fi
+
+# Keras 2.3.1's own tests, from its source distribution (never committed), for `make keras-test`.
+"$REPO/scripts/keras-tests.sh"

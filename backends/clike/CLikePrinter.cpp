@@ -247,6 +247,9 @@ std::string CLikePrinter::binary(const compiler::Binary &b, int lane) {
 
 std::string CLikePrinter::binary_op(Op op, DType t, const std::string &a, const std::string &b,
                                     bool floor_div) {
+  // GLSL orders no bools (`b < c` does not compile): they compare as 0 and 1.
+  if (is_comparison(op) && t == DType::Bool)
+    return "(" + cast(a, t, DType::Int32) + " " + c_op(op) + " " + cast(b, t, DType::Int32) + ")";
   if (is_comparison(op)) return "(" + a + " " + c_op(op) + " " + b + ")";
   if (op == Op::And || op == Op::Or)
     return "(" + truthy(a, t) + " " + c_op(op) + " " + truthy(b, t) + ")";

@@ -3,7 +3,7 @@
 // not link Tessera: its symbols come from the Python module that loads it.
 #include "Attention.h"
 
-extern "C" __attribute__((visibility("default"))) void tessera_register_ops(
-    tessera::OpRegistry &ops) {
+extern "C" __attribute__((visibility("default"))) void
+tessera_register_ops(tessera::OpRegistry &ops) {
   tessera::register_attention(ops);
 }

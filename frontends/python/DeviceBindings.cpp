@@ -32,6 +32,13 @@ PyDevice open_device(const std::string &name) {
   return {name, std::shared_ptr<Device>(devices().create(name))};
 }
 
+TunePolicy parse_policy(const std::string &name) {
+  if (name == "online") return TunePolicy::Online;
+  if (name == "cached") return TunePolicy::Cached;
+  if (name == "off") return TunePolicy::Off;
+  throw tile::Error("error: tune must be 'online', 'cached' or 'off', not '" + name + "'");
+}
+
 py::dict report_dict(const CompileReport &r) {
   py::dict d;
   d["kernels"] = r.kernels.size();
@@ -120,11 +127,20 @@ void bind_devices(py::module_ &m) {
              py::gil_scoped_release release;
              return d.device->allocate({*t, shape});
            })
-      .def("compile", [](PyDevice &d, const Function &fn) {
-        tile::BoundProgram bound = tile::bind(fn.program, fn.input_types);
-        py::gil_scoped_release release;
-        return std::shared_ptr<Executable>(d.device->compile(bound));
-      });
+      .def(
+          "compile",
+          [](PyDevice &d, const Function &fn, const std::optional<std::string> &tune,
+             double tune_seconds) {
+            CompileOptions options;
+            if (tune) options.policy = parse_policy(*tune);
+            options.total_seconds = tune_seconds;
+            tile::BoundProgram bound = tile::bind(fn.program, fn.input_types);
+            py::gil_scoped_release release;
+            return std::shared_ptr<Executable>(d.device->compile(bound, options));
+          },
+          py::arg("function"), py::arg("tune") = py::none(), py::arg("tune_seconds") = 0.0,
+          "Compiles for this device. tune: 'online', 'cached' or 'off' (default: $TESSERA_TUNE, "
+          "else online); tune_seconds: the tuning time for the whole program (0: no limit).");
 }
 
 }  // namespace tessera::python

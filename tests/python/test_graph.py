@@ -163,3 +163,37 @@ def test_python_errors_carry_readable_messages():
         ts.Device("")
     with pytest.raises(ts.TileError, match="unknown device"):
         ts.Device("gpu:7")
+
+
+def test_unknown_dimensions_that_must_match_known_ones():
+    """A placeholder with no known size (Keras's targets) against a (None, 3) output: the shapes
+    come from size-1 probes, and the run checks the real sizes."""
+    target = ts.placeholder("float32", (None, None))
+    output = ts.ops.matmul(ts.placeholder("float32", (None, 2)), ts.constant(rand(2, 3)))
+    x = output.node.inputs[0]
+    diff = ts.ops.square(target - output)
+    assert diff.shape == (None, 3)
+    loss = ts.ops.mean(ts.ops.categorical_crossentropy(target, ts.ops.softmax(output)))
+    assert loss.shape == ()
+    f = ts.Function([x, target], [diff])
+    a, t = rand(4, 2), rand(4, 3)
+    np.testing.assert_allclose(f([a, t])[0], (t - a @ output.node.inputs[1].node.value) ** 2, rtol=1e-5)
+    with pytest.raises(ts.OpError):
+        f([a, rand(4, 5)])
+    with pytest.raises(ts.OpError):  # wrong whatever the unknown sizes are
+        ts.ops.matmul(ts.placeholder("float32", (None, 2)), ts.constant(rand(4, 3)))
+
+
+def test_compile_options_choose_the_tuning_policy():
+    x = ts.placeholder("float32", (None, 3))
+    before = ts.compile_stats()
+    try:
+        ts.set_compile_options(tune="off")
+        ts.Function([x], [ts.ops.relu(x)])([rand(2, 3)])
+        after = ts.compile_stats()
+        assert after["programs"] == before["programs"] + 1 and after["tuning_trials"] == before["tuning_trials"]
+        ts.set_compile_options(tune="sometimes")
+        with pytest.raises(ts.TileError, match="tune must be 'online', 'cached' or 'off'"):
+            ts.Function([x], [ts.ops.relu(x)])([rand(2, 3)])
+    finally:
+        ts.set_compile_options()

@@ -13,6 +13,7 @@ given inconsistent shapes fails here, when it is called, with the op library's o
 time the same realization code builds the program with the inputs' real sizes.
 """
 import itertools
+import weakref
 
 import numpy as np
 
@@ -21,6 +22,10 @@ from . import _native
 PROBE_SIZES = (31, 37)
 
 _names = itertools.count()
+
+# Callables told of every node as it is made: a framework can tag the nodes made inside one of
+# its scopes (the Keras backend's control_dependencies does).
+node_observers = []
 
 
 def _unique(prefix):
@@ -33,6 +38,8 @@ class Node:
 
     def __init__(self, inputs=()):
         self.inputs = list(inputs)
+        for observe in node_observers:
+            observe(self)
 
     def realize(self, ctx, args):
         raise NotImplementedError
@@ -90,12 +97,14 @@ class Realization:
     constants, arithmetic on them). Host values that a native op needs become program inputs
     ("feeds"), as do placeholders, variables and random tensors."""
 
-    def __init__(self, dims):
-        self.dims = dims
-        self.values = {}  # id(node) -> list of outputs
-        self.nodes = {}  # id(node) -> node: keeps ids valid
+    def __init__(self, dims, probe=False):
+        self.dims, self.probe = dims, probe
+        # A probe lives as long as the process: it must not keep dropped graphs (and their
+        # variables' device memory) alive.
+        self.values = weakref.WeakKeyDictionary() if probe else {}  # node -> list of outputs
         self.feeds = []  # (name, native placeholder, source): a Node or ("const", array)
-        self._feed_of = {}  # id(node or array) -> native placeholder
+        self._const_feeds = {}  # id(array) -> (array, native placeholder)
+        self._count = itertools.count()
 
     def value(self, t):
         """The realized value of tensor `t`."""
@@ -104,23 +113,20 @@ class Realization:
     def outputs(self, node):
         """The realized outputs of `node`; realizes what it depends on first (iteratively: graphs
         can be deeper than Python's recursion limit)."""
-        if id(node) not in self.values:
-            stack = [node]
-            while stack:
-                node = stack[-1]
-                if id(node) in self.values:
-                    stack.pop()
-                    continue
-                todo = [i.node for i in node.inputs if id(i.node) not in self.values]
-                if todo:
-                    stack.extend(todo)
-                    continue
+        stack = [node]
+        while stack:
+            top = stack[-1]
+            if top in self.values:
                 stack.pop()
-                args = [self.values[id(i.node)][i.index] for i in node.inputs]
-                out = node.realize(self, args)
-                self.values[id(node)] = out if isinstance(out, list) else [out]
-                self.nodes[id(node)] = node
-        return self.values[id(node)]
+                continue
+            todo = [i.node for i in top.inputs if i.node not in self.values]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            out = top.realize(self, [self.values[i.node][i.index] for i in top.inputs])
+            self.values[top] = out if isinstance(out, list) else [out]
+        return self.values[node]
 
     def native(self, v):
         """`v` (a realized value) as a native tensor: host values become literals (scalars) or
@@ -130,21 +136,26 @@ class Realization:
         a = np.asarray(v)
         if a.ndim == 0:
             return _native.cast(_native.literal(a.item()), _dtype_name(a.dtype))
-        key = id(a)
-        if key not in self._feed_of:
-            name = f"K{len(self.feeds)}"
-            ph = _native.placeholder(_dtype_name(a.dtype), list(a.shape), name)
-            self.feeds.append((name, ph, ("const", a)))
-            self._feed_of[key] = ph
-            self.nodes[key] = a  # keeps the array (and its id) alive
-        return self._feed_of[key]
+        if id(a) not in self._const_feeds:
+            ph = self._placeholder(_dtype_name(a.dtype), a.shape, "K", ("const", a))
+            self._const_feeds[id(a)] = (a, ph)  # the array is kept: its id stays unique
+        return self._const_feeds[id(a)][1]
 
     def feed(self, node, dtype, shape, prefix):
         """A program input for `node` (a placeholder, variable or random source)."""
-        name = f"{prefix}{len(self.feeds)}"
+        return self._placeholder(dtype, shape, prefix, node)
+
+    def _placeholder(self, dtype, shape, prefix, source):
+        name = f"{prefix}{next(self._count)}"
         ph = _native.placeholder(dtype, list(shape), name)
-        self.feeds.append((name, ph, node))
+        if not self.probe:
+            self.feeds.append((name, ph, source))
         return ph
+
+
+def _contiguous(a):
+    # np.ascontiguousarray would make a 0-d array 1-d.
+    return np.asarray(a, order="C")
 
 
 def _dtype_name(dt):
@@ -158,20 +169,46 @@ def _probe_dims(index):
     return dims
 
 
-# The two realizations that give static shapes: they grow with the graph.
-_probes = [Realization(_probe_dims(0)), Realization(_probe_dims(1))]
+# The two realizations that give static shapes: they grow with the graph (weakly).
+_probes = [Realization(_probe_dims(0), probe=True), Realization(_probe_dims(1), probe=True)]
 
 
 def _static(node, names=None):
     """The output tensors of a new node, with dtypes and static shapes from the probes."""
-    outs_a, outs_b = (p.outputs(node) for p in _probes)
-    tensors = []
-    for i, (x, y) in enumerate(zip(outs_a, outs_b)):
-        sx, sy = _shape_of(x), _shape_of(y)
-        shape = tuple(p if p == q else None for p, q in zip(sx, sy))
-        name = names[i] if names else None
-        tensors.append(Tensor(node, i, _dtype_of(x), shape, name))
-    return tensors
+    try:
+        outs_a, outs_b = (p.outputs(node) for p in _probes)
+    except (ValueError, IndexError) as error:
+        # Unknown dimensions that must equal known ones (Keras's targets: rank-2 placeholders
+        # with no size known, against a (None, 10) output) fail at probe sizes. As in TensorFlow's
+        # shape inference, such a dimension takes the known size of another input of the same
+        # rank (or its probe size, where both are unknown), here by realizing the node on
+        # stand-ins of the merged shapes.
+        try:
+            outs_a, outs_b = (_realize_merged(node, p) for p in _probes)
+        except (ValueError, IndexError):
+            raise error from None
+    return [Tensor(node, i, _dtype_of(x),
+                   tuple(p if p == q else None for p, q in zip(_shape_of(x), _shape_of(y))),
+                   names[i] if names else None)
+            for i, (x, y) in enumerate(zip(outs_a, outs_b))]
+
+
+def _realize_merged(node, probe):
+    args = [probe.value(i) for i in node.inputs]
+    merged = list(args)
+    for a, (arg, inp) in enumerate(zip(args, node.inputs)):
+        if not isinstance(arg, _native.Tensor) or None not in inp.shape:
+            continue
+        for other, oinp in zip(args, node.inputs):
+            if other is arg or not isinstance(other, _native.Tensor) or oinp.ndim != inp.ndim:
+                continue
+            dims = [o if d is None else x for x, d, o in zip(arg.shape, inp.shape, other.shape)]
+            if dims != list(arg.shape):
+                merged[a] = probe.feed(None, arg.dtype, dims, "M")
+            break
+    out = node.realize(probe, merged)
+    probe.values[node] = out if isinstance(out, list) else [out]
+    return probe.values[node]
 
 
 def _shape_of(v):
@@ -239,7 +276,7 @@ class Variable(Tensor):
     def __init__(self, value, dtype=None, name=None, device=None):
         a = _array(value, dtype)
         self.device = device or get_device()
-        self._data = self.device.upload(np.ascontiguousarray(a))
+        self._data = self.device.upload(_contiguous(a))
         super().__init__(VariableNode(self), 0, _dtype_name(a.dtype), a.shape, name)
 
     @property
@@ -254,7 +291,7 @@ class Variable(Tensor):
         if a.shape != self.shape:
             raise ValueError(f"variable {self.name} has shape {self.shape}; cannot set a value of "
                              f"shape {a.shape}")
-        self._data.write(np.ascontiguousarray(a))
+        self._data.write(_contiguous(a))
 
 
 class RandomNode(Node):
@@ -418,10 +455,12 @@ class GetItemNode(Node):
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (rank - len(key) + 1) + key[i + 1:]
         key = key + (slice(None),) * (rank - len(key))
-        begin, end, step, squeeze = [], [], [], []
+        begin, end, step, squeeze, end_mask = [], [], [], [], 0
         for axis, k in enumerate(key):
             if isinstance(k, slice):
                 b, e, s = k.indices(x.shape[axis])
+                if e < 0:  # a downward slice through index 0: the op reads -1 as the last index
+                    end_mask |= 1 << axis
                 begin.append(b), end.append(e), step.append(s)
             else:
                 k = int(k) + (x.shape[axis] if int(k) < 0 else 0)
@@ -429,7 +468,8 @@ class GetItemNode(Node):
                     raise IndexError(f"index {int(k)} is out of range for axis {axis} of size "
                                      f"{x.shape[axis]}")
                 begin.append(k), end.append(k + 1), step.append(1), squeeze.append(axis)
-        out = _native.call_op("slice", [x], {"begin": begin, "end": end, "step": step})[0]
+        out = _native.call_op("slice", [x], {"begin": begin, "end": end, "step": step,
+                                             "end_mask": end_mask})[0]
         if squeeze:
             out = _native.reshape(out, [d for a, d in enumerate(out.shape) if a not in squeeze])
         return out
@@ -513,6 +553,16 @@ def compile_stats():
 
 
 _device = None
+_compile_options = {}
+
+
+def set_compile_options(tune=None, tune_seconds=0.0):
+    """How Functions compile from now on: `tune` is 'online' (time kernels the cache lacks),
+    'cached' (the cache's schedules or the cost model's, no timing) or 'off' (the cost model, no
+    cache); None follows $TESSERA_TUNE. `tune_seconds` bounds the tuning of one program (0: no
+    bound); kernels past it take the cost model's schedule."""
+    _compile_options.clear()
+    _compile_options.update(tune=tune, tune_seconds=float(tune_seconds))
 
 
 def get_device():
@@ -556,7 +606,7 @@ class _Compiled:
         self.exe = None
         if named:
             fn = _native.build(named, [ph for _, ph, _ in self.feeds])
-            self.exe = device.compile(fn)
+            self.exe = device.compile(fn, **_compile_options)
             _count_compile(self.exe.report)
         self.consts = {}
 
@@ -565,7 +615,7 @@ class _Compiled:
         for name, ph, source in self.feeds:
             if isinstance(source, tuple):  # a constant: uploaded once
                 if name not in self.consts:
-                    self.consts[name] = self.device.upload(np.ascontiguousarray(source[1]))
+                    self.consts[name] = self.device.upload(_contiguous(source[1]))
                 inputs[name] = self.consts[name]
             elif isinstance(source, VariableNode):
                 inputs[name] = source.var.device_tensor
@@ -632,7 +682,7 @@ class Function:
         if a.ndim != len(x.shape) or any(d is not None and d != s for d, s in zip(x.shape, a.shape)):
             want = "(" + ", ".join("None" if d is None else str(d) for d in x.shape) + ")"
             raise ValueError(f"input {x.name} expects shape {want}; got an array of shape {a.shape}")
-        return np.ascontiguousarray(a)
+        return _contiguous(a)
 
     def _compile(self, arrays):
         shapes = {id(x.node): list(a.shape) for x, a in zip(self.inputs, arrays)}
