@@ -11,7 +11,8 @@ the median of --repeats calls of each, in this order:
   device    its compiled program's Executable.run_on_device with the inputs already on the device,
             plus reading the outputs back (the program alone)
 fit: the demo's small ResNet, batch 16: `fit` per batch (whole epochs of full batches after one
-epoch that compiles, divided by the batches) against the train function's program per batch.
+epoch that compiles, divided by the batches) against as many calls of the train function's
+tessera.Function and of its program, in turns.
 The acceptance in issue 16: Keras predict within 1.1x of running the same compiled program.
 """
 import argparse
@@ -23,15 +24,20 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def timed(call, repeats, warmup=2):
+def timed(calls, repeats, warmup=2):
+    """Median seconds of each call, measured in turns (one call of each per turn, in an order that
+    rotates) so that a busy spell of a shared machine slows them alike."""
+    names = list(calls)
     for _ in range(warmup):
-        call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name in names:
+            calls[name]()
+    times = {name: [] for name in names}
+    for i in range(repeats):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            start = time.perf_counter()
+            calls[name]()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def graph_function(backend_fn):
@@ -114,11 +120,11 @@ def predict(keras, args):
     values = list(ins) + [v for _, v in getattr(backend_fn, "_hidden", [])]
     device_run = program(fn, values)
     r = args.repeats
-    t = {"keras": timed(lambda: model.predict(x, batch_size=1), r),
-         "backend": timed(lambda: backend_fn(ins), r),
-         "function": timed(lambda: fn(values), r),
-         "device": timed(device_run, r)}
-    print(f"ResNet50(weights=None) predict, batch 1: first call {first:.1f} s (compile included);"
+    t = timed({"keras": lambda: model.predict(x, batch_size=1),
+               "backend": lambda: backend_fn(ins),
+               "function": lambda: fn(values),
+               "device": device_run}, r)
+    print(f"ResNet50(weights=None) predict, batch 1: first call {first:.1f} s (it compiles);"
           f" medians of {r} calls:")
     for name, v in t.items():
         print(f"  {name:9s} {1000 * v:8.2f} ms")
@@ -136,20 +142,20 @@ def fit(keras, args):
     model = demo_model.small_resnet()
     model.compile(demo_model.sgd(), "categorical_crossentropy", metrics=["accuracy"])
     model.fit(images, labels, batch_size=batch, epochs=1, verbose=0)  # compiles
-    epoch_times = []
-    for _ in range(args.fit_epochs):
-        start = time.perf_counter()
-        model.fit(images, labels, batch_size=batch, epochs=1, verbose=0)
-        epoch_times.append(time.perf_counter() - start)
-    per_batch = statistics.median(epoch_times) / batches
     backend_fn, ins = capture(model, "train_function",
                               lambda: model.fit(images[:batch], labels[:batch], batch_size=batch,
                                                 epochs=1, verbose=0))
     fn = graph_function(backend_fn)
     values = list(ins) + [v for _, v in getattr(backend_fn, "_hidden", [])]
     device_run = program(fn, values)
-    r = args.repeats
-    t_fn, t_dev = timed(lambda: fn(values), r), timed(device_run, r)
+
+    def batches_of(call):
+        return lambda: [call() for _ in range(batches)]
+
+    t = timed({"fit": lambda: model.fit(images, labels, batch_size=batch, epochs=1, verbose=0),
+               "function": batches_of(lambda: fn(values)),
+               "device": batches_of(device_run)}, args.fit_epochs, warmup=0)
+    per_batch, t_fn, t_dev = (t[name] / batches for name in ("fit", "function", "device"))
     print(f"small ResNet fit, batch {batch}, {batches} batches an epoch, medians:")
     print(f"  fit per batch          {1000 * per_batch:8.2f} ms")
     print(f"  Function call          {1000 * t_fn:8.2f} ms")
@@ -163,7 +169,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--fit-images", type=int, default=320)
-    parser.add_argument("--fit-epochs", type=int, default=3)
+    parser.add_argument("--fit-epochs", type=int, default=5)
     parser.add_argument("--only", choices=["predict", "fit"])
     args = parser.parse_args()
     os.environ.setdefault("KERAS_BACKEND", "tessera.keras.backend")
