@@ -197,3 +197,17 @@ def test_compile_options_choose_the_tuning_policy():
             ts.Function([x], [ts.ops.relu(x)])([rand(2, 3)])
     finally:
         ts.set_compile_options()
+
+
+def test_pack_stays_on_the_host_for_shapes_and_stacks_tensors():
+    x = ts.placeholder("float32", (None, 2, 3))
+    flat = ts.reshape(x, ts.pack([ts.shape(x)[0], -1]))
+    assert flat.shape == (None, 6)
+    count = ts.as_tensor([ts.shape(x)[1], ts.shape(x)[2]])
+    rows = ts.pack([x[:, 0, 0], x[:, 1, 2] * 2], axis=1)
+    assert rows.shape == (None, 2)
+    a = rand(4, 2, 3)
+    got_flat, got_count, got_rows = ts.Function([x], [flat, count, rows])([a])
+    np.testing.assert_array_equal(got_flat, a.reshape(4, 6))
+    assert got_count.tolist() == [2, 3]
+    np.testing.assert_allclose(got_rows, np.stack([a[:, 0, 0], a[:, 1, 2] * 2], 1))

@@ -21,5 +21,5 @@ from ._native import (  # noqa: F401
     load_op_library, op, op_grad, op_names, run)
 from .graph import (  # noqa: F401
     Function, Tensor, TileOp, Variable, as_tensor, cast, compile_stats, constant, get_device,
-    getitem, gradients, intrinsic, placeholder, random, reshape, set_compile_options, set_device,
+    getitem, gradients, intrinsic, pack, placeholder, random, reshape, set_compile_options, set_device,
     shape)

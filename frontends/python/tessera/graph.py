@@ -322,9 +322,60 @@ def random(shape, draw, dtype="float32", seed=None):
 
 
 def as_tensor(x, dtype=None):
+    """`x` as a tensor: tensors as they are; lists that hold tensors are stacked (pack); anything
+    else is a constant."""
     if isinstance(x, Tensor):
         return x
+    if isinstance(x, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(x)):
+        t = pack([as_tensor(v) if isinstance(v, (list, tuple)) else v for v in x])
+        return t if dtype is None else cast(t, dtype)
     return constant(x, dtype)
+
+
+def _flatten(x):
+    for v in x:
+        if isinstance(v, (list, tuple)):
+            yield from _flatten(v)
+        else:
+            yield v
+
+
+class PackNode(Node):
+    """Tensors of one shape stacked along a new axis; on the host when all are host values
+    (`pack([shape(x)[0], -1])` stays a shape that reshape can read)."""
+
+    def __init__(self, inputs, axis):
+        super().__init__(inputs)
+        self.axis = axis
+
+    def realize(self, ctx, args):
+        if all(not isinstance(a, _native.Tensor) for a in args):
+            return np.stack([np.asarray(a) for a in args], self.axis)
+        parts = []
+        for a in args:
+            n = ctx.native(a) if isinstance(a, _native.Tensor) else _native_array(ctx, a)
+            shape = list(n.shape)
+            parts.append(_native.reshape(n, shape[:self.axis] + [1] + shape[self.axis:]))
+        return _native.call_op("concatenate", parts, {"axis": self.axis})[0]
+
+
+def _native_array(ctx, a):
+    # A 0-d host value inside a pack must keep its dtype and rank 0, not become a weak literal.
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return _native.reshape(ctx.native(a.reshape(1)), [])
+    return ctx.native(a)
+
+
+def pack(values, axis=0):
+    """Tensors (or numbers) of one shape stacked along a new axis `axis`."""
+    values = [_operand(v) for v in values]
+    if not values:
+        raise ValueError("pack: nothing to stack")
+    rank = values[0].ndim
+    if axis < 0:
+        axis += rank + 1
+    return _static(PackNode(values, axis))[0]
 
 
 class IntrinsicNode(Node):
