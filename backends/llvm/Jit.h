@@ -1,5 +1,6 @@
-// JIT compilation of loop IR kernels for the host CPU (LLVM 15 ORC LLJIT, O3 for the host's
-// features). No LLVM types in this header: LLVM headers are heavy to compile.
+// JIT compilation of loop IR kernels for the host CPU (LLVM 15 ORC LLJIT, a short pipeline for the
+// host's features: Jit.cpp says why). No LLVM types in this header: LLVM headers are heavy to
+// compile.
 #pragma once
 
 #include <functional>
@@ -43,7 +44,7 @@ struct JitStats {
 };
 JitStats jit_stats();
 
-/// The LLVM IR of `kernels` as text: after the O3 pipeline for the host when `optimize`,
+/// The LLVM IR of `kernels` as text: after the optimization pipeline for the host when `optimize`,
 /// else as generated.
 std::string kernels_ir(const std::vector<const compiler::Kernel *> &kernels, bool optimize);
 
