@@ -449,13 +449,24 @@ class Function:
     def __call__(self, inputs):
         if isinstance(inputs, dict):
             inputs = [inputs[x] for x in self.inputs]
-        values = [v.toarray() if hasattr(v, "toarray") and hasattr(v, "tocoo") else v
-                  for v in inputs]
-        results = self._fn(list(values) + [v for _, v in self._hidden])
+        values = [_fed(x, v) for x, v in zip(self.inputs, inputs)]
+        results = self._fn(values + [v for _, v in self._hidden])
         for node, value in zip(self._prints, results[self._count:]):
             print(node._keras_print, value)
         # 0-d results as numpy scalars, as TensorFlow's session gives them.
         return [r[()] if np.ndim(r) == 0 else r for r in results[:self._count]]
+
+
+def _fed(x, value):
+    """A value fed to placeholder `x`, as an array of booleans, integers or floats: numpy would
+    cast complex numbers to real ones silently, and object or string arrays fail deep inside."""
+    if hasattr(value, "toarray") and hasattr(value, "tocoo"):  # a scipy sparse matrix
+        value = value.toarray()
+    a = np.asarray(value)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"input {x.name} ({x.dtype}) cannot take an array of dtype {a.dtype}: "
+                        "feed booleans, integers or floats")
+    return a
 
 
 def _update_list(updates):
