@@ -211,3 +211,13 @@ def test_pack_stays_on_the_host_for_shapes_and_stacks_tensors():
     np.testing.assert_array_equal(got_flat, a.reshape(4, 6))
     assert got_count.tolist() == [2, 3]
     np.testing.assert_allclose(got_rows, np.stack([a[:, 0, 0], a[:, 1, 2] * 2], 1))
+
+
+def test_unknown_dimensions_that_must_be_one():
+    """A squeeze of an unknown dimension (Keras squeezes its sample weights): known as 1 at run."""
+    w = ts.placeholder("float32", (None, None))
+    squeezed = ts.ops.squeeze(w, axes=[1])
+    assert squeezed.shape == (None,)
+    np.testing.assert_array_equal(ts.Function([w], [squeezed * 2])([np.ones((3, 1), np.float32)])[0], [2, 2, 2])
+    with pytest.raises(ts.OpError, match="squeeze"):
+        ts.Function([w], [squeezed])([np.ones((3, 2), np.float32)])

@@ -183,29 +183,41 @@ def _static(node, names=None):
         # shape inference, such a dimension takes the known size of another input of the same
         # rank (or its probe size, where both are unknown), here by realizing the node on
         # stand-ins of the merged shapes.
+        # An unknown dimension that must be 1 (a squeeze of Keras's sample weights) fails too:
+        # then the unknown dimensions of the inputs are 1, and a size 1 in the result is unknown.
         try:
             outs_a, outs_b = (_realize_merged(node, p) for p in _probes)
         except (ValueError, IndexError):
-            raise error from None
+            try:
+                outs_a = [_realize_merged(node, p, ones=True) for p in _probes][0]
+            except (ValueError, IndexError):
+                raise error from None
+            return [Tensor(node, i, _dtype_of(x), tuple(None if d == 1 else d for d in _shape_of(x)),
+                           names[i] if names else None) for i, x in enumerate(outs_a)]
     return [Tensor(node, i, _dtype_of(x),
                    tuple(p if p == q else None for p, q in zip(_shape_of(x), _shape_of(y))),
                    names[i] if names else None)
             for i, (x, y) in enumerate(zip(outs_a, outs_b))]
 
 
-def _realize_merged(node, probe):
+def _realize_merged(node, probe, ones=False):
+    """`node` realized in `probe` on stand-ins for its inputs: each unknown dimension takes the
+    size of another input of the same rank, or 1 with `ones`."""
     args = [probe.value(i) for i in node.inputs]
     merged = list(args)
     for a, (arg, inp) in enumerate(zip(args, node.inputs)):
         if not isinstance(arg, _native.Tensor) or None not in inp.shape:
             continue
-        for other, oinp in zip(args, node.inputs):
-            if other is arg or not isinstance(other, _native.Tensor) or oinp.ndim != inp.ndim:
+        if ones:
+            dims = [1 if d is None else x for x, d in zip(arg.shape, inp.shape)]
+        else:
+            others = [o for o, oi in zip(args, node.inputs)
+                      if o is not arg and isinstance(o, _native.Tensor) and oi.ndim == inp.ndim]
+            if not others:
                 continue
-            dims = [o if d is None else x for x, d, o in zip(arg.shape, inp.shape, other.shape)]
-            if dims != list(arg.shape):
-                merged[a] = probe.feed(None, arg.dtype, dims, "M")
-            break
+            dims = [o if d is None else x for x, d, o in zip(arg.shape, inp.shape, others[0].shape)]
+        if dims != list(arg.shape):
+            merged[a] = probe.feed(None, arg.dtype, dims, "M")
     out = node.realize(probe, merged)
     probe.values[node] = out if isinstance(out, list) else [out]
     return probe.values[node]
