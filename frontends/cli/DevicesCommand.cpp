@@ -24,6 +24,7 @@ void list_devices(bool json) {
     array.push_back({{"name", info.name},
                      {"backend", info.backend},
                      {"description", info.description},
+                     {"max_tensor_bytes", info.max_tensor_bytes},
                      {"facts", info.facts}});
   }
   if (json) std::cout << array.dump(2) << "\n";

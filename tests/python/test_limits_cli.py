@@ -1,0 +1,135 @@
+"""Inputs at and past Tessera's limits (issue 19), on every device this machine has: tensors too
+large for a device or for an int64 size, programs 100,000 statements deep, outputs that cannot all
+be written, and the odd arguments a user or an attacker tries. Each gets one clear error, exit code
+1 and no file written, or the right result; never a crash."""
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+
+import numpy as np
+import pytest
+
+import tessera as ts
+from testpaths import PROGRAMS
+
+DEVICES = ts.devices()
+INT64_MAX = 2**63 - 1
+
+
+def write(path, text):
+    path = pathlib.Path(path)
+    path.write_text(text)
+    return path
+
+
+def files_in(path):
+    path = pathlib.Path(path)
+    return sorted(p.name for p in path.iterdir()) if path.exists() else []
+
+
+@pytest.fixture
+def fails(tessera, tmp_path):
+    """Runs tessera expecting exit code 1 with nothing on stdout and no new file; returns stderr."""
+    def run(*args, env=None):
+        before = files_in(tmp_path)
+        proc = tessera(*args, check=False, cwd=tmp_path, env=env)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert proc.stdout == "", proc.stdout
+        assert files_in(tmp_path) == before, "a failed command wrote files"
+        assert "Segmentation" not in proc.stderr and "internal error" not in proc.stderr
+        return proc.stderr
+    return run
+
+
+@pytest.fixture
+def a4(tmp_path):
+    np.save(tmp_path / "a4.npy", np.arange(4, dtype=np.float32))
+    return "A=a4.npy"
+
+
+def device_limit(tessera, device):
+    for d in json.loads(tessera("devices", "--json").stdout):
+        if d["name"] == device:
+            return d["max_tensor_bytes"]
+    raise AssertionError(device)
+
+# --- tensors larger than a device holds ------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_temporary_larger_than_the_device_is_refused_before_allocating(tessera, fails, tmp_path, a4,
+                                                                          device):
+    write(tmp_path / "p.tile", "function (A[M]) -> (C) {\n"
+                               "  T[i, j : 1000000, 1000000] = +(A[i]);\n"
+                               "  C[i : 1] = +(T[i, j]);\n}\n")
+    limit = device_limit(tessera, device)
+    assert 0 < limit < 4 * 10**12
+    err = fails("run", "p.tile", "--in", a4, "--device", device, "--out-dir", "o")
+    assert err.startswith("p.tile:2:3: error: tensor 'T' float32[1000000, 1000000] needs "
+                          f"4000000000000 bytes; device {device} holds at most {limit}\n"), err
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_an_output_larger_than_the_device_is_refused(tessera, fails, tmp_path, a4, device):
+    write(tmp_path / "p.tile", "function (A[M]) -> (C) {\n  C[i, j : 1000000, 1000000] = +(A[i]);\n}\n")
+    err = fails("run", "p.tile", "--in", a4, "--device", device, "--out-dir", "o")
+    assert re.match(r"p\.tile:2:3: error: tensor 'C' float32\[1000000, 1000000\] needs 4000000000000 "
+                    rf"bytes; device {re.escape(device)} holds at most \d+\n", err), err
+
+
+def test_a_large_tensor_from_python_names_the_tensor():
+    with pytest.raises(ts.TileError, match=r"tensor 'C' float32\[1000000, 1000000\] needs 4000000000000 bytes"):
+        ts.run("function (A[M]) -> (C) { C[i, j : 1000000, 1000000] = +(A[i]); }",
+               {"A": np.zeros(4, np.float32)}, device="cpu")
+
+
+# --- sizes that overflow int64 ---------------------------------------------------------------
+
+OVERFLOW = f"needs more than {INT64_MAX} bytes; no device holds that much"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_an_output_whose_size_overflows_is_an_error_on_every_device(fails, tmp_path, a4, device):
+    write(tmp_path / "p.tile",
+          "function (A[M]) -> (C) {\n  C[i, j : 4294967296, 4294967296] = +(A[i]);\n}\n")
+    err = fails("run", "p.tile", "--in", a4, "--device", device, "--out-dir", "o")
+    assert err.startswith("p.tile:2:3: error: tensor 'C' float32[4294967296, 4294967296] " + OVERFLOW), err
+
+
+def test_an_overflowing_size_from_python_is_an_error():
+    with pytest.raises(ts.TileError, match=re.escape(OVERFLOW)):
+        ts.run("function (A[M]) -> (C) { C[i, j : 4294967296, 4294967296] = +(A[i]); }",
+               {"A": np.zeros(4, np.float32)}, device="interp")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [[4294967296, 4294967296], [2**62, 4]])
+def test_a_spec_with_overflowing_shapes_writes_nothing(fails, tmp_path, device, shape):
+    write(tmp_path / "p.tile", "function (A) -> (C) { C = A + 1; }\n")
+    write(tmp_path / "s.json", json.dumps({"inputs": {"A": {"dtype": "float32", "shape": shape}}}))
+    err = fails("run", "p.tile", "--spec", "s.json", "--random", "1", "--device", device, "--out-dir", "o")
+    assert err == f"tessera: error: tensor 'A' float32[{shape[0]}, {shape[1]}] {OVERFLOW}\n", err
+
+
+def test_a_spec_larger_than_the_device_writes_nothing(tessera, fails, tmp_path):
+    write(tmp_path / "p.tile", "function (A) -> (C) { C = A + 1; }\n")
+    write(tmp_path / "s.json", json.dumps({"inputs": {"A": {"dtype": "float32", "shape": [2**40]}}}))
+    limit = device_limit(tessera, "cpu")
+    err = fails("run", "p.tile", "--spec", "s.json", "--random", "1", "--device", "cpu", "--out-dir", "o")
+    assert err == (f"s.json: error: tensor 'A' float32[{2**40}] needs {4 * 2**40} bytes; "
+                   f"device cpu holds at most {limit}\n"), err
+
+
+def test_lower_of_an_overflowing_matmul_is_an_error(fails):
+    big = 4611686018427387904
+    err = fails("lower", PROGRAMS / "matmul.tile", "--in", f"A=f32[{big},3]", "--in", f"B=f32[3,{big}]")
+    assert f"error: tensor 'A' float32[{big}, 3] {OVERFLOW}" in err, err
+
+
+def test_reshape_to_an_overflowing_shape_is_an_error(fails, tmp_path, a4):
+    write(tmp_path / "p.tile", "function (A[M]) -> (C) {\n  C = reshape(A, 4294967296, 4294967296, 4);\n}\n")
+    err = fails("run", "p.tile", "--in", a4, "--device", "interp", "--out-dir", "o")
+    assert "cannot reshape float32[4] (4 elements) to float32[4294967296, 4294967296, 4] " \
+           "(too many elements)" in err, err
