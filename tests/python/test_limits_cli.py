@@ -133,3 +133,22 @@ def test_reshape_to_an_overflowing_shape_is_an_error(fails, tmp_path, a4):
     err = fails("run", "p.tile", "--in", a4, "--device", "interp", "--out-dir", "o")
     assert "cannot reshape float32[4] (4 elements) to float32[4294967296, 4294967296, 4] " \
            "(too many elements)" in err, err
+
+# --- deep programs ---------------------------------------------------------------------------
+
+def chain(n):
+    lines = ["function (T0[N]) -> (R) {"]
+    lines += [f"  T{k} = T{k - 1} + 1;" for k in range(1, n + 1)]
+    lines += [f"  R = T{n};", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_chain_of_100000_statements_compiles_and_runs(tessera, tmp_path):
+    write(tmp_path / "deep.tile", chain(100000))
+    np.save(tmp_path / "t.npy", np.array([0.0, 1.5, -2.0], np.float32))
+    for device in ["interp", "cpu"]:
+        tessera("run", "deep.tile", "--in", "T0=t.npy", "--device", device, "--out-dir", device, cwd=tmp_path)
+        np.testing.assert_array_equal(np.load(tmp_path / device / "R.npy"),
+                                      np.array([100000.0, 100001.5, 99998.0], np.float32))
+    tile = tessera("lower", "deep.tile", "--in", "T0=f32[3]", "--emit", "tile", cwd=tmp_path).stdout
+    assert "T99999 = " in tile
