@@ -288,8 +288,8 @@ void add_run_command(CLI::App &app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App *cmd = app.add_subcommand("run", "Run a Tile program on .npy inputs");
   cmd->add_option("program", options->program, "The Tile program (PROG.tile)")->required();
-  cmd->add_option("--device", options->device,
-                  "Device to run on (default: $TESSERA_DEVICE or the first device)");
+  add_device_option(*cmd, options->device,
+                    "Device to run on (default: $TESSERA_DEVICE or the first device)");
   cmd->add_option("--in", options->inputs, "An input from a .npy file: NAME=FILE.npy")
       ->allow_extra_args(false);
   cmd->add_option("--out-dir", options->out_dir,

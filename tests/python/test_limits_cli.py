@@ -152,3 +152,73 @@ def test_a_chain_of_100000_statements_compiles_and_runs(tessera, tmp_path):
                                       np.array([100000.0, 100001.5, 99998.0], np.float32))
     tile = tessera("lower", "deep.tile", "--in", "T0=f32[3]", "--emit", "tile", cwd=tmp_path).stdout
     assert "T99999 = " in tile
+
+# --- output files ----------------------------------------------------------------------------
+
+def test_an_output_that_cannot_be_written_leaves_no_other_output(tessera, tmp_path, a4):
+    write(tmp_path / "p.tile", "function (A[N]) -> (C1, C2) {\n  C1 = A + 1;\n  C2 = A * 2;\n}\n")
+    (tmp_path / "o2" / "C2.npy").mkdir(parents=True)
+    (tmp_path / "o3").mkdir()
+    np.save(tmp_path / "o3" / "C1.npy", np.zeros(2, np.int8))  # an earlier result stays as it was
+    (tmp_path / "o3" / "C2.npy").mkdir()
+    for out in ["o2", "o3"]:
+        before = files_in(tmp_path / out)
+        proc = tessera("run", "p.tile", "--in", a4, "--device", "interp", "--out-dir", out,
+                       check=False, cwd=tmp_path)
+        assert proc.returncode == 1
+        assert proc.stderr == f"{out}/C2.npy: error: cannot write file: Is a directory\n", proc.stderr
+        assert files_in(tmp_path / out) == before
+    np.testing.assert_array_equal(np.load(tmp_path / "o3" / "C1.npy"), np.zeros(2, np.int8))
+
+
+# --- odd arguments ---------------------------------------------------------------------------
+
+def test_a_directory_as_the_program(fails, tmp_path):
+    (tmp_path / "prog.tile").mkdir()
+    assert fails("run", "prog.tile", "--out-dir", "o") == "prog.tile: error: is a directory\n"
+    assert fails("lower", "prog.tile") == "prog.tile: error: is a directory\n"
+
+
+@pytest.mark.parametrize("command", ["run", "lower", "tune"])
+def test_an_empty_device_name_is_an_error(fails, tmp_path, command):
+    write(tmp_path / "p.tile", "function (A[N]) -> (C) { C = A + 1; }\n")
+    types = ["--in", "A=f32[4]"] if command != "run" else ["--spec", write(tmp_path / "s.json", json.dumps(
+        {"inputs": {"A": {"dtype": "float32", "shape": [4]}}})).name, "--random", "1"]
+    err = fails(command, "p.tile", *types, "--device", "")
+    assert err.startswith("tessera: error: --device: no device is named ''"), err
+
+
+def test_tune_with_a_cache_it_cannot_open_is_an_error(fails, tmp_path):
+    write(tmp_path / "blocker", "a file where the cache's directory should be")
+    env = dict(os.environ, TESSERA_CACHE=str(tmp_path / "blocker" / "cache.db"))
+    err = fails("tune", PROGRAMS / "matmul.tile", "--in", "A=f32[8,8]", "--in", "B=f32[8,8]", env=env)
+    assert err.splitlines()[-1] == (f"tessera: error: cannot tune without the kernel cache "
+                                    f"{tmp_path}/blocker/cache.db, which cannot be opened"), err
+
+
+def test_ctrl_c_during_tune_says_what_the_cache_keeps(tessera, tmp_path):
+    binary = tessera("--version").args[0]
+    write(tmp_path / "two.tile", "function (A[M, K], B[K, N]) -> (D) {\n"
+                                 "  C[m, n : M, N] = +(A[m, k] * B[k, n]);\n"
+                                 "  D[m, n : M, N] = +(C[m, k] * B[k, n]);\n}\n")
+    cache = tmp_path / "cache.db"
+    env = dict(os.environ, TESSERA_CACHE=str(cache))
+    proc = subprocess.Popen([binary, "tune", "two.tile", "--in", "A=f32[96,96]", "--in", "B=f32[96,96]",
+                             "--trials", "100000", "--seconds", "3"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        for line in proc.stderr:  # plain progress lines: not a terminal
+            lines.append(line)
+            if line.startswith("tuning kernel 2 of 2"):
+                break
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=60) == 130
+    finally:
+        proc.kill()
+    assert rest == (f"tessera: interrupted while tuning kernel 2 of 2; kernel cache {cache} keeps "
+                    "the 1 kernels tuned before it\n"), "".join(lines) + rest
+    listed = json.loads(tessera("cache", "list", "--json", env=env).stdout)
+    entries = listed["entries"] if isinstance(listed, dict) else listed
+    assert [e["kernel_name"] for e in entries] == ["C"]
