@@ -222,3 +222,15 @@ def test_ctrl_c_during_tune_says_what_the_cache_keeps(tessera, tmp_path):
     listed = json.loads(tessera("cache", "list", "--json", env=env).stdout)
     entries = listed["entries"] if isinstance(listed, dict) else listed
     assert [e["kernel_name"] for e in entries] == ["C"]
+
+# --- op attributes from Python ---------------------------------------------------------------
+
+def test_op_attributes_are_checked():
+    x, k = np.zeros((1, 6, 6, 2), np.float32), np.zeros((3, 3, 2, 4), np.float32)
+    with pytest.raises(Exception, match=r"conv2d: unknown attribute 'bogus' \(known: .*strides"):
+        ts.op("conv2d", [x, k], device="interp", bogus=1)
+    with pytest.raises(Exception, match=r"conv2d: unknown attribute 'dilations'"):
+        ts.op("conv2d", [x, k], device="interp", dilations=0)
+    with pytest.raises(Exception, match=r"conv2d: dilation\[0\] is 0; dilation must be positive"):
+        ts.op("conv2d", [x, k], device="interp", dilation_rate=0)
+    assert ts.op("conv2d", [x, k], device="interp", dilation_rate=1).shape == (1, 4, 4, 4)
