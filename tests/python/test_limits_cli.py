@@ -234,3 +234,12 @@ def test_op_attributes_are_checked():
     with pytest.raises(Exception, match=r"conv2d: dilation\[0\] is 0; dilation must be positive"):
         ts.op("conv2d", [x, k], device="interp", dilation_rate=0)
     assert ts.op("conv2d", [x, k], device="interp", dilation_rate=1).shape == (1, 4, 4, 4)
+
+# --- gradients and generated code ------------------------------------------------------------
+
+def test_grad_of_a_default_of_another_rank_is_a_located_error(fails, tmp_path):
+    write(tmp_path / "p.tile", "function (A[N], B[N, N]) -> (O) {\n"
+                               "  O[i, j : N, N] = +(B[i, j]) default A;\n}\n")
+    err = fails("grad", "p.tile", "--wrt", "A,B")
+    assert err.startswith("p.tile:2:39: error: the default 'A' has rank 1 but the output 'O' has "
+                          "rank 2; a default must have the output's shape\n"), err
