@@ -56,6 +56,7 @@ def device_limit(tessera, device):
             return d["max_tensor_bytes"]
     raise AssertionError(device)
 
+
 # --- tensors larger than a device holds ------------------------------------------------------
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -134,6 +135,7 @@ def test_reshape_to_an_overflowing_shape_is_an_error(fails, tmp_path, a4):
     assert "cannot reshape float32[4] (4 elements) to float32[4294967296, 4294967296, 4] " \
            "(too many elements)" in err, err
 
+
 # --- deep programs ---------------------------------------------------------------------------
 
 def chain(n):
@@ -152,6 +154,7 @@ def test_a_chain_of_100000_statements_compiles_and_runs(tessera, tmp_path):
                                       np.array([100000.0, 100001.5, 99998.0], np.float32))
     tile = tessera("lower", "deep.tile", "--in", "T0=f32[3]", "--emit", "tile", cwd=tmp_path).stdout
     assert "T99999 = " in tile
+
 
 # --- output files ----------------------------------------------------------------------------
 
@@ -223,6 +226,7 @@ def test_ctrl_c_during_tune_says_what_the_cache_keeps(tessera, tmp_path):
     entries = listed["entries"] if isinstance(listed, dict) else listed
     assert [e["kernel_name"] for e in entries] == ["C"]
 
+
 # --- op attributes from Python ---------------------------------------------------------------
 
 def test_op_attributes_are_checked():
@@ -235,6 +239,7 @@ def test_op_attributes_are_checked():
         ts.op("conv2d", [x, k], device="interp", dilation_rate=0)
     assert ts.op("conv2d", [x, k], device="interp", dilation_rate=1).shape == (1, 4, 4, 4)
 
+
 # --- gradients and generated code ------------------------------------------------------------
 
 def test_grad_of_a_default_of_another_rank_is_a_located_error(fails, tmp_path):
@@ -243,3 +248,16 @@ def test_grad_of_a_default_of_another_rank_is_a_located_error(fails, tmp_path):
     err = fails("grad", "p.tile", "--wrt", "A,B")
     assert err.startswith("p.tile:2:39: error: the default 'A' has rank 1 but the output 'O' has "
                           "rank 2; a default must have the output's shape\n"), err
+
+
+RESERVED = ["int8_t", "uint16_t", "float16_t", "int64_t", "f16vec2", "i8vec4", "float4x4", "quad",
+            "ptrdiff_t", "mod", "texture", "precision", "sample", "half8", "event_t"]
+
+
+@pytest.mark.parametrize("device", [d for d in DEVICES if d != "interp"])
+def test_indices_named_like_reserved_words_compile(device):
+    # Two of the names at a time: each is an index of a contraction and a loop variable in the code.
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for x, y in zip(RESERVED[::2], RESERVED[1::2] + ["k"]):
+        program = f"function (A[M, N]) -> (R) {{ R[{x} : N] = +(A[{y}, {x}]); }}"
+        np.testing.assert_array_equal(ts.run(program, {"A": a}, device=device)["R"], a.sum(axis=0))
