@@ -221,3 +221,23 @@ def test_unknown_dimensions_that_must_be_one():
     np.testing.assert_array_equal(ts.Function([w], [squeezed * 2])([np.ones((3, 1), np.float32)])[0], [2, 2, 2])
     with pytest.raises(ts.OpError, match="squeeze"):
         ts.Function([w], [squeezed])([np.ones((3, 2), np.float32)])
+
+
+def test_deferred_subgraphs_are_built_for_each_concrete_shape():
+    """A loop over an unknown dimension, unrolled once a function is compiled for a length."""
+    x = ts.placeholder("float32", (None, None, 2))
+
+    def running_sum(seq):
+        assert seq.shape[1] is not None  # concrete inside the build
+        total = seq[:, 0]
+        for t in range(1, seq.shape[1]):
+            total = total + seq[:, t]
+        return [total]
+
+    (out,) = ts.deferred(running_sum, [x])
+    assert out.shape == (None, 2)
+    f = ts.Function([x], [out * 2])
+    for steps in (1, 4, 9):
+        a = rand(3, steps, 2)
+        np.testing.assert_allclose(f([a])[0], 2 * a.sum(1), rtol=1e-5, atol=1e-6)
+    assert f.compiled_shapes == 3

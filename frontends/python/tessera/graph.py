@@ -20,6 +20,7 @@ import numpy as np
 from . import _native
 
 PROBE_SIZES = (31, 37)
+LARGE_PROBE_SIZES = (331, 337)
 
 _names = itertools.count()
 
@@ -163,41 +164,58 @@ def _dtype_name(dt):
     return "bool" if name == "bool" else name
 
 
-def _probe_dims(index):
+def _probe_dims(size):
     def dims(node):
-        return [PROBE_SIZES[index] if d is None else d for d in node.shape]
+        return [size if d is None else d for d in node.shape]
     return dims
 
 
-# The two realizations that give static shapes: they grow with the graph (weakly).
-_probes = [Realization(_probe_dims(0), probe=True), Realization(_probe_dims(1), probe=True)]
+# The realizations that give static shapes; they grow with the graph (weakly). The large ones
+# serve where the small sizes are too small: an image of unknown size through five stride-2
+# stages of an ImageNet network (Keras's include_top=False).
+_probes = [Realization(_probe_dims(n), probe=True) for n in PROBE_SIZES]
+_large_probes = [Realization(_probe_dims(n), probe=True) for n in LARGE_PROBE_SIZES]
+
+# Realizations that are building nodes themselves (a deferred node unrolling its subgraph):
+# nodes made then are realized there at once, with that realization's concrete shapes.
+_building = []
 
 
 def _static(node, names=None):
     """The output tensors of a new node, with dtypes and static shapes from the probes."""
+    def tensors(outs_a, outs_b):
+        return [Tensor(node, i, _dtype_of(x),
+                       tuple(p if p == q else None for p, q in zip(_shape_of(x), _shape_of(y))),
+                       names[i] if names else None)
+                for i, (x, y) in enumerate(zip(outs_a, outs_b))]
+
+    if _building:
+        outs = _building[-1].outputs(node)
+        return tensors(outs, outs)
     try:
-        outs_a, outs_b = (p.outputs(node) for p in _probes)
+        return tensors(*(p.outputs(node) for p in _probes))
     except (ValueError, IndexError) as error:
-        # Unknown dimensions that must equal known ones (Keras's targets: rank-2 placeholders
-        # with no size known, against a (None, 10) output) fail at probe sizes. As in TensorFlow's
-        # shape inference, such a dimension takes the known size of another input of the same
-        # rank (or its probe size, where both are unknown), here by realizing the node on
-        # stand-ins of the merged shapes.
-        # An unknown dimension that must be 1 (a squeeze of Keras's sample weights) fails too:
-        # then the unknown dimensions of the inputs are 1, and a size 1 in the result is unknown.
-        try:
-            outs_a, outs_b = (_realize_merged(node, p) for p in _probes)
-        except (ValueError, IndexError):
-            try:
-                outs_a = [_realize_merged(node, p, ones=True) for p in _probes][0]
-            except (ValueError, IndexError):
-                raise error from None
-            return [Tensor(node, i, _dtype_of(x), tuple(None if d == 1 else d for d in _shape_of(x)),
-                           names[i] if names else None) for i, x in enumerate(outs_a)]
-    return [Tensor(node, i, _dtype_of(x),
-                   tuple(p if p == q else None for p, q in zip(_shape_of(x), _shape_of(y))),
-                   names[i] if names else None)
-            for i, (x, y) in enumerate(zip(outs_a, outs_b))]
+        first_error = error
+    # Unknown dimensions that must equal known ones (Keras's targets: rank-2 placeholders with
+    # no size known, against a (None, 10) output) fail at probe sizes. As in TensorFlow's shape
+    # inference, such a dimension takes the known size of another input of the same rank (or its
+    # probe size, where both are unknown), here by realizing the node on stand-ins.
+    try:
+        return tensors(*(_realize_merged(node, p) for p in _probes))
+    except (ValueError, IndexError):
+        pass
+    try:
+        return tensors(*(p.outputs(node) for p in _large_probes))
+    except (ValueError, IndexError):
+        pass
+    # An unknown dimension that must be 1 (a squeeze of Keras's sample weights): the unknown
+    # dimensions of the inputs are 1, and a size 1 in the result is unknown.
+    try:
+        outs = [_realize_merged(node, p, ones=True) for p in _probes][0]
+    except (ValueError, IndexError):
+        raise first_error from None
+    return [Tensor(node, i, _dtype_of(x), tuple(None if d == 1 else d for d in _shape_of(x)),
+                   names[i] if names else None) for i, x in enumerate(outs)]
 
 
 def _realize_merged(node, probe, ones=False):
@@ -575,6 +593,41 @@ class TileOp:
                         [as_tensor(values[n]) for n in self.input_names], self.source_name)
         outs = _static(node, self.output_names)
         return outs[0] if len(outs) == 1 else outs
+
+
+class _BoundNode(Node):
+    """A value of one realization, as a tensor of its concrete shape (inside a deferred build)."""
+
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+    def realize(self, ctx, args):
+        return self.value
+
+
+class DeferredNode(Node):
+    """A subgraph built when the node is realized, from tensors of the realization's concrete
+    shapes: loops whose trip count is an unknown dimension (an RNN over sequences of any length)
+    are unrolled once the length is known. The probes build it at their sizes too."""
+
+    def __init__(self, build, inputs):
+        super().__init__(inputs)
+        self.build = build
+
+    def realize(self, ctx, args):
+        bound = [Tensor(_BoundNode(a), 0, _dtype_of(a), _shape_of(a)) for a in args]
+        _building.append(ctx)
+        try:
+            return [ctx.native(ctx.value(as_tensor(o))) for o in self.build(*bound)]
+        finally:
+            _building.pop()
+
+
+def deferred(build, inputs):
+    """The tensors `build(*inputs)` returns, built anew for each set of concrete input shapes:
+    inside `build`, every tensor's shape is concrete."""
+    return _static(DeferredNode(build, [as_tensor(i) for i in inputs]))
 
 
 class GradientNode(Node):

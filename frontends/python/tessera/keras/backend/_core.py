@@ -124,6 +124,7 @@ def variable(value, dtype=None, name=None, constraint=None):
         raise TypeError(f"variable: unsupported dtype {dtype!r}") from e
     v = Variable(np.asarray(value, dtype=dt), dt, _scoped(name) if name else None)
     v._is_sparse = sparse
+    v.trainable = True  # as TensorFlow's variables: Keras tracks attributes that hold one
     v.constraint = constraint
     return _keras_tensor(v)
 
@@ -439,8 +440,9 @@ class Function:
         self._hidden = []
         fed = {id(x.node) for x in self.inputs}
         phase = _phase["placeholder"]
-        if phase is not None and id(phase.node) not in fed and \
-                any(n is phase.node for n in nodes):
+        # Fed whether or not the graph shows it: a deferred subgraph (an RNN over sequences of
+        # any length) may read it only once it is built.
+        if phase is not None and id(phase.node) not in fed:
             self._hidden.append((phase, np.asarray(False)))
         self._count = len(outs)
         self._fn = graph.Function(self.inputs + [x for x, _ in self._hidden],
@@ -535,11 +537,10 @@ def reset_uids():
 
 
 def clear_session():
-    """Forgets the uids, the learning phase and what the graph learned of earlier tensors (the
-    static-shape probes); tensors made before stay usable."""
+    """Forgets the uids and the learning phase. (The graph's static-shape probes hold tensors
+    weakly: a model that is no longer referenced is freed with its variables.)"""
     reset_uids()
     _phase["value"] = _phase["placeholder"] = None
-    graph._probes[:] = [graph.Realization(graph._probe_dims(i)) for i in range(2)]
 
 
 _manual_init = {"value": False}
