@@ -146,6 +146,14 @@ void default_rule(GradientBuilder &b, const tile::Statement &s, const std::strin
   const Contraction &c = s.contraction();
   const std::string &t = *c.default_tensor;
   if (!wants(b, t)) return;
+  // Binding requires the default to have the output's shape; the gradient, which does not bind,
+  // must say so itself rather than reach unbroadcast with a rank it cannot undo.
+  const Dims from = b.dims(s.output), to = b.dims(t);
+  if (to.size() != from.size())
+    tile::user_error(b.source().source, c.default_range,
+                     "the default '" + t + "' has rank " + std::to_string(to.size()) +
+                         " but the output '" + s.output + "' has rank " +
+                         std::to_string(from.size()) + "; a default must have the output's shape");
   // dO where some point wrote (max of copies of dO[out] over the forward points), 0 elsewhere.
   Contraction w;
   w.agg = AggOp::Max;
@@ -157,7 +165,7 @@ void default_rule(GradientBuilder &b, const tile::Statement &s, const std::strin
   std::string h = "d" + t;
   std::string written = b.emit(std::move(w), h);
   ExprPtr unwritten = ex::sub(ex::ref(d_out), ex::ref(written));
-  ExprPtr dt = b.unbroadcast(unwritten, b.dims(s.output), b.dims(t), h);
+  ExprPtr dt = b.unbroadcast(unwritten, from, to, h);
   b.add_grad(t, b.name_of(dt, h));
 }
 

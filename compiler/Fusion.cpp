@@ -1,5 +1,6 @@
 #include "compiler/Fusion.h"
 
+#include <algorithm>
 #include <set>
 
 #include "compiler/LowerContraction.h"
@@ -27,14 +28,24 @@ bool reached_in_place(const tile::BoundExpr &e, const std::string &name,
   if (e.kind == tile::Expr::Kind::Ref) {
     if (e.name == name) return e.shape == shape;
     if (!plan.inlined(e.name)) return true;
-    for (const auto &s : p.statements)
-      if (s.output == e.name)
-        return s.type.shape == shape && reached_in_place(*s.expr(), name, shape, p, plan);
-    return true;
+    const auto &s = p.statements[plan.position.at(e.name)];
+    return s.type.shape == shape && reached_in_place(*s.expr(), name, shape, p, plan);
   }
   for (const auto &a : e.args)
     if (!reached_in_place(*a, name, shape, p, plan)) return false;
   return true;
+}
+
+// A fused kernel computes one expression tree: its root's, with each inlined statement's tree in
+// place of its Ref. Lowering, simplification and code generation walk that tree recursively, so
+// its depth is capped: a longer chain (20,000 statements `T1 = T0 + 1; T2 = T1 + 1; ...`) is cut
+// into kernels of at most this depth each.
+constexpr int kMaxFusedDepth = 256;
+
+int depth_of(const tile::BoundExpr &e) {
+  int d = 0;
+  for (const auto &a : e.args) d = std::max(d, depth_of(*a));
+  return d + 1;
 }
 
 }  // namespace
@@ -65,7 +76,12 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
     }
   }
   FusionPlan plan;
-  for (const auto &s : p.statements) plan.owner[s.output] = s.output;
+  for (size_t i = 0; i < p.statements.size(); ++i) {
+    plan.owner[p.statements[i].output] = p.statements[i].output;
+    plan.position[p.statements[i].output] = i;
+  }
+  // How deep in its kernel's tree a statement's own tree starts, at most (0 for a root).
+  std::map<std::string, int> starts_at;
   // Later statements first, so a chain a -> b -> c resolves to c's kernel.
   for (auto it = p.statements.rbegin(); it != p.statements.rend(); ++it) {
     const auto &s = *it;
@@ -74,6 +90,9 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
     if (!is_plain_elementwise(*consumer)) continue;
     const std::string &root = plan.owner[consumer->output];
     if (is_plain_elementwise(s)) {
+      int start = starts_at[consumer->output] + depth_of(*consumer->expr());
+      if (start + depth_of(*s.expr()) > kMaxFusedDepth) continue;
+      starts_at[s.output] = start;
       plan.owner[s.output] = root;
       continue;
     }

@@ -16,6 +16,9 @@ struct FusionPlan {
   std::map<std::string, std::string> owner;
   /// Root elementwise statement -> the contraction computed as its prologue, if any.
   std::map<std::string, std::string> contraction_of;
+  /// Statement name -> its position in the program's statements (lookups stay logarithmic in
+  /// programs of 100,000 statements).
+  std::map<std::string, size_t> position;
   bool inlined(const std::string &name) const {
     auto it = owner.find(name);
     return it != owner.end() && it->second != name;

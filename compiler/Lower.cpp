@@ -110,12 +110,13 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
 
   ElementwiseContext ctx{program, plan, ""};
   std::set<std::string> touched;
+  std::map<std::string, std::vector<std::string>> fused;  // root -> its statements, by name
+  for (const auto &[name, owner] : plan.owner) fused[owner].push_back(name);
   for (const auto &s : program.statements) {
     if (plan.inlined(s.output)) continue;
     PlannedStep step;
     step.name = s.output;
-    for (const auto &[name, owner] : plan.owner)
-      if (owner == s.output) step.fused.push_back(name);
+    step.fused = std::move(fused[s.output]);
     const bool special = !s.is_contraction() && s.expr()->kind == tile::Expr::Kind::Call &&
                          tile::is_special(s.expr()->op);
     if (special || assign_may_write_twice(program, s)) {

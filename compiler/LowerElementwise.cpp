@@ -73,10 +73,11 @@ Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords,
     case tile::Expr::Kind::Ref: {
       const auto &type = ctx.program.type_of(e.name);
       if (e.name == ctx.acc_tensor) return Var::make(scalar(type.dtype), kAccName);
-      if (ctx.plan.inlined(e.name))
-        for (const auto &s : ctx.program.statements)
-          if (s.output == e.name && !s.is_contraction())
-            return convert_value(lower_value(*s.expr(), coords, ctx), type.dtype);
+      if (ctx.plan.inlined(e.name)) {
+        const auto &s = ctx.program.statements[ctx.plan.position.at(e.name)];
+        if (!s.is_contraction())
+          return convert_value(lower_value(*s.expr(), coords, ctx), type.dtype);
+      }
       return Load::make(scalar(type.dtype), e.name, broadcast_index(type.shape, coords));
     }
     case tile::Expr::Kind::Call: break;

@@ -88,10 +88,10 @@ Expr aggregate(AggOp agg, Expr acc, Expr v) {
   switch (agg) {
     case AggOp::Sum: return Binary::make(Op::Add, acc, v);
     case AggOp::Prod: return Binary::make(Op::Mul, acc, v);
-    // The interpreter keeps the first of equal values and ignores NaN-vs-value ordering the
-    // same way: v > acc ? v : acc.
-    case AggOp::Max: return Select::make(Binary::make(Op::GT, v, acc), v, acc);
-    case AggOp::Min: return Select::make(Binary::make(Op::LT, v, acc), v, acc);
+    // Binary Max and Min propagate NaN on every device, as the interpreter's aggregation does
+    // (docs/tile-semantics.md): a NaN anywhere in a max or min makes it NaN, in any order.
+    case AggOp::Max: return Binary::make(Op::Max, acc, v);
+    case AggOp::Min: return Binary::make(Op::Min, acc, v);
     case AggOp::Assign: return v;
   }
   return v;

@@ -9,6 +9,7 @@
 #include "runtime/KernelCache.h"
 #include "runtime/ScheduleSelector.h"
 #include "runtime/SharedCache.h"
+#include "tile/Diagnostics.h"
 
 namespace tessera {
 
@@ -59,11 +60,30 @@ compiler::LoweredProgram lower_program(const tile::BoundProgram &program, Backen
   return lowered;
 }
 
+// Every tensor of the program must fit the device: refused here, before any allocation, with the
+// statement that makes it.
+void check_fits(const tile::BoundProgram &program, const DeviceInfo &device) {
+  if (device.max_tensor_bytes <= 0) return;
+  auto fits = [&](const std::string &name, const tile::TensorType &type) {
+    return tile::tensor_bytes(name, type) <= device.max_tensor_bytes;
+  };
+  for (const auto &[name, type] : program.inputs)
+    if (!fits(name, type))
+      throw tile::Error("error: " +
+                        tile::too_large_message(name, type, device.name, device.max_tensor_bytes));
+  for (const auto &s : program.statements)
+    if (!fits(s.output, s.type))
+      tile::user_error(
+          program.source, s.range,
+          tile::too_large_message(s.output, s.type, device.name, device.max_tensor_bytes));
+}
+
 }  // namespace
 
 std::unique_ptr<Executable> compile(const tile::BoundProgram &program, Backend &backend,
                                     const CompileOptions &options) {
   const auto start = Clock::now();
+  check_fits(program, backend.info());
   CacheUse cache(backend, options);
   CompileReport report;
   compiler::LoweredProgram lowered = lower_program(program, backend, options, cache, true, report);

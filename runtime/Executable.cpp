@@ -78,7 +78,10 @@ void Executable::Impl::plan_memory() {
   std::vector<PlannedTemp> list;
   for (auto &[n, t] : temps) list.push_back(t);
   BufferPlan plan = plan_buffers(list, std::max<size_t>(64, backend.view_alignment()));
-  if (!list.empty()) arena = backend.allocate(std::max<int64_t>(plan.arena_bytes, 1));
+  // One arena unless it is larger than the device allows one buffer to be.
+  const int64_t limit = backend.info().max_tensor_bytes;
+  if (!list.empty() && (limit <= 0 || plan.arena_bytes <= limit))
+    arena = backend.allocate(std::max<int64_t>(plan.arena_bytes, 1));
   for (const auto &t : list) {
     std::shared_ptr<DeviceBuffer> b =
         arena ? backend.view(arena, plan.offset.at(t.name), std::max<int64_t>(t.bytes, 1))

@@ -53,12 +53,43 @@ void FileBatch::add(const std::string &path, std::string_view bytes) {
   if (::close(fd) != 0) fail_write(path, errno);
 }
 
+// All or nothing: a file already in place is moved aside first, so that a rename that fails
+// (a directory where a file should go) can be undone for every file before it.
 void FileBatch::commit() {
-  while (!staged_.empty()) {
-    auto [temp, path] = staged_.front();
-    if (std::rename(temp.c_str(), path.c_str()) != 0) fail_write(path, errno);
-    staged_.erase(staged_.begin());
+  struct Published {
+    std::string path, old;  // `old`: where the file it replaced waits; "" when there was none
+  };
+  std::vector<Published> done;
+  auto undo = [&] {
+    for (auto it = done.rbegin(); it != done.rend(); ++it) {
+      if (it->old.empty())
+        ::unlink(it->path.c_str());
+      else
+        std::rename(it->old.c_str(), it->path.c_str());
+    }
+  };
+  for (const auto &[temp, path] : staged_) {
+    struct stat st;
+    std::string old;
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      old = temp + ".old";
+      if (std::rename(path.c_str(), old.c_str()) != 0) {
+        int err = errno;
+        undo();
+        fail_write(path, err);
+      }
+    }
+    if (std::rename(temp.c_str(), path.c_str()) != 0) {
+      int err = errno;
+      if (!old.empty()) std::rename(old.c_str(), path.c_str());
+      undo();
+      fail_write(path, err);
+    }
+    done.push_back({path, old});
   }
+  for (const auto &p : done)
+    if (!p.old.empty()) ::unlink(p.old.c_str());
+  staged_.clear();
 }
 
 void write_file_atomically(const std::string &path, std::string_view bytes) {

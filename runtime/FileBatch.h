@@ -21,7 +21,8 @@ class FileBatch {
 
   /// Throws tile::Error "PATH: error: cannot write file: ..." when the temporary file fails.
   void add(const std::string &path, std::string_view bytes);
-  /// Throws tile::Error naming the file whose rename failed; the others stay as they are.
+  /// Throws tile::Error naming the file whose rename failed; then every file of the batch is as it
+  /// was before (files already renamed into place are taken back, the ones they replaced restored).
   void commit();
 
  private:

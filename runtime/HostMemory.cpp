@@ -1,5 +1,7 @@
 #include "runtime/HostMemory.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -10,6 +12,11 @@ namespace tessera {
 
 HostBuffer::HostBuffer(Backend &backend, std::byte *data, size_t bytes, std::shared_ptr<void> owner)
     : DeviceBuffer(backend, bytes), data_(data), owner_(std::move(owner)) {}
+
+int64_t host_memory_bytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : 0;
+}
 
 std::shared_ptr<DeviceBuffer> HostMemoryBackend::allocate(size_t bytes) {
   // Cache-line aligned: AVX-512 loads at malloc's 16-byte alignment straddle two lines.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "runtime/Backend.h"
@@ -34,6 +35,9 @@ class HostMemoryBackend : public Backend {
   void read(DeviceBuffer &buffer, void *host, size_t bytes) override;
   void finish() override {}
 };
+
+/// The host's physical memory in bytes: the largest tensor the `cpu` and `interp` devices hold.
+int64_t host_memory_bytes();
 
 /// The host memory of a buffer of a HostMemoryBackend.
 inline std::byte *host_data(DeviceBuffer &b) { return static_cast<HostBuffer &>(b).data(); }

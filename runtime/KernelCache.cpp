@@ -302,6 +302,16 @@ KernelCache::Stored KernelCache::store_locked(const CacheKey &key, const CacheEn
   return result;
 }
 
+void KernelCache::check_writable() {
+  std::lock_guard lock(mutex_);
+  if (sqlite3_db_readonly(db_, "main") == 1)
+    throw tile::Error("error: kernel cache " + path_ + ": the file is read-only");
+  // A write that is rolled back: it needs the locks, the journal and the file a real one needs.
+  sqlite::WriteTransaction txn(db_, path_);
+  sqlite::exec(db_, ("PRAGMA user_version=" + std::to_string(KernelCache::kSchemaVersion)).c_str(),
+               path_);
+}
+
 bool KernelCache::store(const CacheKey &key, const CacheEntry &entry) {
   std::lock_guard lock(mutex_);
   sqlite::WriteTransaction txn(db_, path_);

@@ -57,6 +57,9 @@ class KernelCache {
   const std::string &path() const { return path_; }
   /// The schedule stored for `key`; a hash collision (another kernel text) is a miss.
   std::optional<CacheEntry> find(const CacheKey &key);
+  /// Throws tile::Error "error: kernel cache FILE: ..." unless this process can write to the
+  /// cache (a read-only file or directory); writes nothing.
+  void check_writable();
   /// Stores the schedule unless an entry for the key with a lower (better) `seconds` exists;
   /// returns whether it stored.
   bool store(const CacheKey &key, const CacheEntry &entry);

@@ -9,10 +9,52 @@
 
 namespace tessera::tile {
 
-int64_t TensorType::elements() const {
+namespace {
+
+// The element count of `shape`, or nullopt where it overflows int64 (a zero anywhere makes 0).
+std::optional<int64_t> checked_elements(const std::vector<int64_t> &shape) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
   return n;
+}
+
+}  // namespace
+
+int64_t TensorType::elements() const {
+  auto n = checked_elements(shape);
+  TESSERA_INTERNAL_ASSERT(n, "the element count of " + str() + " overflows");
+  return *n;
+}
+
+std::optional<int64_t> TensorType::checked_bytes() const {
+  auto n = checked_elements(shape);
+  int64_t bytes = 0;
+  if (!n || __builtin_mul_overflow(*n, static_cast<int64_t>(dtype_size(dtype)), &bytes))
+    return std::nullopt;
+  return bytes;
+}
+
+namespace {
+
+std::string overflow_message(const std::string &name, const TensorType &type) {
+  return "tensor '" + name + "' " + type.str() + " needs more than " + std::to_string(INT64_MAX) +
+         " bytes; no device holds that much";
+}
+
+}  // namespace
+
+int64_t tensor_bytes(const std::string &name, const TensorType &type) {
+  if (auto bytes = type.checked_bytes()) return *bytes;
+  throw Error("error: " + overflow_message(name, type));
+}
+
+std::string too_large_message(const std::string &name, const TensorType &type,
+                              const std::string &device, int64_t limit) {
+  return "tensor '" + name + "' " + type.str() + " needs " +
+         std::to_string(tensor_bytes(name, type)) + " bytes; device " + device + " holds at most " +
+         std::to_string(limit);
 }
 
 std::string TensorType::str() const {
@@ -93,6 +135,7 @@ class Binder {
                               t.str() + " has " + std::to_string(t.shape.size()));
         for (size_t d = 0; d < in.dims.size(); ++d) bind_dim(in, in.dims[d], t.shape[d]);
       }
+      if (!t.checked_bytes()) error(in.range, overflow_message(in.name, t));
       out_.inputs.emplace_back(in.name, t);
       out_.types[in.name] = t;
       value_types_[in.name] = {t.dtype, false};
@@ -314,18 +357,18 @@ class Binder {
     }
     if (e->op == Intrinsic::Reshape) {
       auto x = tensor_arg(0);
-      int64_t count = 1;
       for (size_t i = 1; i < e->args.size(); ++i) {
         int64_t d = int_arg(i, "a reshape size");
         if (d < 0) error(e->args[i]->range, "a reshape size must not be negative");
         b.shape.push_back(d);
-        count *= d;
       }
-      TensorType from{final_dtype(x->type), x->shape};
+      TensorType from{final_dtype(x->type), x->shape}, to{from.dtype, b.shape};
+      std::optional<int64_t> count = to.checked_bytes();
+      if (count) count = to.elements();
       if (count != from.elements())
         error(e->range, "cannot reshape " + from.str() + " (" + std::to_string(from.elements()) +
-                            " elements) to " + TensorType{from.dtype, b.shape}.str() + " (" +
-                            std::to_string(count) + " elements)");
+                            " elements) to " + to.str() + " (" +
+                            (count ? std::to_string(*count) : "too many") + " elements)");
       b.type = x->type;
       return;
     }
@@ -586,6 +629,7 @@ class Binder {
 
   void add_statement(const Statement &s, TensorType type, ValueType vt,
                      std::variant<BoundExprPtr, BoundContraction> body) {
+    if (!type.checked_bytes()) error(s.range, overflow_message(s.output, type));
     BoundStatement b;
     b.output = s.output;
     b.type = type;

@@ -21,9 +21,21 @@ struct TensorType {
   DType dtype = DType::Float32;
   std::vector<int64_t> shape;
   bool operator==(const TensorType &) const = default;
+  /// Its element count; the type must have passed checked_bytes (an overflow is a Tessera bug).
   int64_t elements() const;
+  /// Its size in bytes, or nullopt where the element or byte count overflows int64.
+  std::optional<int64_t> checked_bytes() const;
   std::string str() const;  // "float32[2, 3]"
 };
+
+/// The bytes of tensor `name` of `type`. Throws tile::Error (message without location: "tensor 'C'
+/// float32[4294967296, 4294967296] needs more than 9223372036854775807 bytes; no device holds
+/// that much") where they overflow int64.
+int64_t tensor_bytes(const std::string &name, const TensorType &type);
+/// The one message for a tensor that does not fit a device: "tensor 'T' float32[1000000, 1000000]
+/// needs 4000000000000 bytes; device cpu holds at most 25769803776".
+std::string too_large_message(const std::string &name, const TensorType &type,
+                              const std::string &device, int64_t limit);
 
 /// An elementwise expression with its inferred type and broadcast shape. Dimension names and scalar
 /// arguments that must be constant (reshape sizes, cast bits, axes) are folded to Int nodes.

@@ -1,5 +1,6 @@
 #include "tile/Source.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -31,6 +32,9 @@ std::string SourceFile::line_text(uint32_t offset) const {
 }
 
 SourcePtr read_source_file(const std::string &path) {
+  // An ifstream opens a directory and reads nothing from it.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": error: is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": error: cannot open file");
   std::ostringstream ss;

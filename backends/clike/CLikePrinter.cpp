@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <regex>
 
 #include "compiler/AlignedLoads.h"
 #include "compiler/IRVisitor.h"
@@ -67,8 +68,10 @@ const char *c_op(Op op) {
     case Op::BitXor: return "^";
     case Op::Shl: return "<<";
     case Op::Shr: return ">>";
-    default: return "?";
+    case Op::Min:
+    case Op::Max: return "?";  // calls, never infix
   }
+  return "?";
 }
 
 // A Ramp of stride 1: a contiguous vector access starting at its base.
@@ -88,25 +91,53 @@ CLikePrinter::CLikePrinter(Dialect &dialect, const std::vector<compiler::BufferP
   for (const auto &p : params) buffers_[identifier(p.name)] = {p.dtype, true};
 }
 
+namespace {
+
+// Type names that are reserved words without being listed: GLSL's explicit-width types (int8_t,
+// uint16_t, float16_t, ..., i8vec2, f16vec4, u64vec3, f32mat2x3) and OpenCL C's vector and matrix
+// types (float4, int16, double4x4, bool2, quad8).
+bool reserved_type_name(const std::string &s) {
+  static const std::regex type(
+      "(u?int(8|16|32|64)_t|float(16|32|64)_t|"
+      "(b|i|u|d|i8|i16|i32|i64|u8|u16|u32|u64|f16|f32|f64)vec[234]|"
+      "(d|f16|f32|f64)?mat[234](x[234])?|"
+      "(bool|char|uchar|short|ushort|int|uint|long|ulong|half|float|double|quad)"
+      "(2|3|4|8|16)?(x(2|3|4|8|16))?)");
+  return s.find_first_of("0123456789") != std::string::npos && std::regex_match(s, type);
+}
+
+}  // namespace
+
 std::string CLikePrinter::identifier(const std::string &name) {
   static const std::set<std::string> reserved = {
-      "int",       "float",      "double", "half",     "char",     "short",  "long",
-      "uint",      "uchar",      "ushort", "ulong",    "bool",     "void",   "if",
-      "else",      "for",        "while",  "do",       "return",   "break",  "continue",
-      "const",     "global",     "local",  "private",  "constant", "kernel", "restrict",
-      "volatile",  "struct",     "union",  "enum",     "typedef",  "sizeof", "switch",
-      "case",      "default",    "goto",   "static",   "extern",   "auto",   "register",
-      "signed",    "unsigned",   "inline", "true",     "false",    "in",     "out",
-      "inout",     "uniform",    "buffer", "shared",   "layout",   "main",   "exp",
-      "log",       "sqrt",       "pow",    "min",      "max",      "abs",    "fabs",
-      "sin",       "cos",        "tan",    "floor",    "ceil",     "round",  "select",
-      "clamp",     "mix",        "sign",   "dot",      "length",   "image",  "sampler",
-      "read_only", "write_only", "NAN",    "INFINITY", "erf",      "tanh",   "sinh",
-      "cosh",      "asin",       "acos",   "atan",     "fmod",     "fmax",   "fmin",
-      "printf",    "barrier",    "isnan",  "size_t",   "vec2",     "vec3",   "vec4",
-      "ivec2",     "ivec3",      "ivec4",  "uvec2",    "uvec3",    "uvec4",  "bvec2",
-      "bvec3",     "bvec4",      "dvec2",  "dvec3",    "dvec4",    "mat2",   "mat3",
-      "mat4"};
+      "int", "float", "double", "half", "char", "short", "long", "uint", "uchar", "ushort", "ulong",
+      "bool", "void", "if", "else", "for", "while", "do", "return", "break", "continue", "const",
+      "global", "local", "private", "constant", "kernel", "restrict", "volatile", "struct", "union",
+      "enum", "typedef", "sizeof", "switch", "case", "default", "goto", "static", "extern", "auto",
+      "register", "signed", "unsigned", "inline", "true", "false", "in", "out", "inout", "uniform",
+      "buffer", "shared", "layout", "main", "exp", "log", "sqrt", "pow", "min", "max", "abs",
+      "fabs", "sin", "cos", "tan", "floor", "ceil", "round", "select", "clamp", "mix", "sign",
+      "dot", "length", "image", "sampler", "read_only", "write_only", "NAN", "INFINITY", "erf",
+      "tanh", "sinh", "cosh", "asin", "acos", "atan", "fmod", "fmax", "fmin", "printf", "barrier",
+      "isnan", "size_t", "vec2", "vec3", "vec4", "ivec2", "ivec3", "ivec4", "uvec2", "uvec3",
+      "uvec4", "bvec2", "bvec3", "bvec4", "dvec2", "dvec3", "dvec4", "mat2", "mat3", "mat4",
+      // OpenCL C's other types and reserved words
+      "ptrdiff_t", "intptr_t", "uintptr_t", "event_t", "sampler_t", "image1d_t", "image2d_t",
+      "image3d_t", "image1d_array_t", "image1d_buffer_t", "image2d_array_t", "complex", "imaginary",
+      "quad", "__global", "opencl_unroll_hint", "typeof", "inline", "_Bool",
+      // GLSL's other reserved words and the built-in functions generated code may call
+      "atomic_uint", "precision", "highp", "mediump", "lowp", "invariant", "precise", "flat",
+      "smooth", "noperspective", "centroid", "patch", "sample", "coherent", "readonly", "writeonly",
+      "subroutine", "attribute", "varying", "discard", "common", "partition", "active", "asm",
+      "class", "template", "this", "resource", "noinline", "public", "external", "interface",
+      "input", "output", "filter", "cast", "namespace", "using", "row_major", "packed", "superp",
+      "fixed", "lowp", "texture", "mod", "fract", "trunc", "step", "any", "all", "not", "exp2",
+      "log2", "atan2", "inversesqrt", "isinf", "floatBitsToInt", "intBitsToFloat",
+      "uintBitsToFloat", "floatBitsToUint", "packHalf2x16", "unpackHalf2x16", "roundEven",
+      "smoothstep", "memoryBarrierShared", "groupMemoryBarrier", "mem_fence", "vload4", "vstore4",
+      "convert_float", "as_float", "as_int", "as_uint", "native_exp", "native_log", "hypot",
+      "copysign", "expm1", "log1p", "cbrt", "rsqrt", "sincos", "mad", "fma", "upsample", "rotate",
+      "popcount", "clz", "atan2pi"};
   std::string s;
   for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) || s.rfind("__", 0) == 0 ||
@@ -116,7 +147,7 @@ std::string CLikePrinter::identifier(const std::string &name) {
   size_t digits = s.find_first_of("0123456789");
   bool vector_name = digits != std::string::npos && reserved.count(s.substr(0, digits)) &&
                      s.find_first_not_of("0123456789", digits) == std::string::npos;
-  if (reserved.count(s) || vector_name) s += "_";
+  if (reserved.count(s) || vector_name || reserved_type_name(s)) s += "_";
   return s;
 }
 
@@ -263,10 +294,22 @@ std::string CLikePrinter::binary_op(Op op, DType t, const std::string &a, const 
       case Op::Mod: return dialect_.math("fmod", t, {a, b});
       case Op::Min: return dialect_.helper("fmin_nan", t) + "(" + a + ", " + b + ")";
       case Op::Max: return dialect_.helper("fmax_nan", t) + "(" + a + ", " + b + ")";
-      default:
-        throw tile::Error(std::string("error: '") + compiler::binary_op_name(op) +
-                          "' is not defined on " + std::string(tile::dtype_name(t)));
+      case Op::EQ:
+      case Op::NE:
+      case Op::LT:
+      case Op::LE:
+      case Op::GT:
+      case Op::GE:
+      case Op::And:
+      case Op::Or:  // handled above
+      case Op::BitAnd:
+      case Op::BitOr:
+      case Op::BitXor:
+      case Op::Shl:
+      case Op::Shr: break;
     }
+    throw tile::Error(std::string("error: '") + compiler::binary_op_name(op) +
+                      "' is not defined on " + std::string(tile::dtype_name(t)));
   }
   if (t == DType::Bool) {
     if (op == Op::BitAnd || op == Op::BitOr || op == Op::BitXor)
@@ -297,7 +340,14 @@ std::string CLikePrinter::binary_op(Op op, DType t, const std::string &a, const 
     case Op::Max: return "max(" + a + ", " + b + ")";
     case Op::Shl: return dialect_.helper("shl", t) + "(" + a + ", " + b + ")";
     case Op::Shr: return dialect_.helper("shr", t) + "(" + a + ", " + b + ")";
-    default: break;
+    case Op::EQ:
+    case Op::NE:
+    case Op::LT:
+    case Op::LE:
+    case Op::GT:
+    case Op::GE:
+    case Op::And:
+    case Op::Or: break;  // handled above
   }
   TESSERA_INTERNAL_ASSERT(false, "unhandled binary op");
   return "";
@@ -420,8 +470,12 @@ bool CLikePrinter::native_ok(const Expr &e) const {
         if (a->type.dtype != t || !native_ok(a)) return false;
       return true;
     }
-    default: return false;
+    case compiler::ExprKind::Cast:
+    case compiler::ExprKind::Not:
+    case compiler::ExprKind::Select:
+    case compiler::ExprKind::Ramp: return false;
   }
+  return false;
 }
 
 std::string CLikePrinter::vec(const Expr &e) {
@@ -463,7 +517,10 @@ std::string CLikePrinter::vec(const Expr &e) {
         default: return dialect_.math(std::string(tile::intrinsic_name(c->op)), t, v);
       }
     }
-    default: break;
+    case compiler::ExprKind::Cast:
+    case compiler::ExprKind::Not:
+    case compiler::ExprKind::Select:
+    case compiler::ExprKind::Ramp: break;
   }
   TESSERA_INTERNAL_ASSERT(false, "vector expression the dialect cannot print natively");
   return "";

@@ -13,7 +13,8 @@ class InterpBackend : public HostMemoryBackend {
     return {"interp",
             "interp",
             "reference interpreter (exact Tile semantics, slow)",
-            {{"threads", "1"}}};
+            {{"threads", "1"}},
+            host_memory_bytes()};
   }
   compiler::Target target() const override {
     compiler::Target t;

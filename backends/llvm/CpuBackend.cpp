@@ -66,6 +66,7 @@ class CpuBackend : public HostMemoryBackend {
     d.facts["l1d_bytes"] = std::to_string(caches.l1d_bytes);
     d.facts["l2_bytes"] = std::to_string(caches.l2_bytes);
     d.facts["l3_bytes"] = std::to_string(caches.l3_bytes);
+    d.max_tensor_bytes = host_memory_bytes();
     return d;
   }
   compiler::Target target() const override { return host_target(); }

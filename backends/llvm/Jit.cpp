@@ -1,6 +1,10 @@
 #include "backends/llvm/Jit.h"
 
+#include <atomic>
+#include <exception>
+#include <map>
 #include <mutex>
+#include <numeric>
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
@@ -19,6 +23,7 @@
 #include "backends/llvm/CodeGen.h"
 #include "backends/llvm/ThreadPool.h"
 #include "compiler/IRPrinter.h"
+#include "compiler/tune/Canonical.h"
 #include "runtime/BinaryStore.h"
 #include "tile/Diagnostics.h"
 
@@ -55,12 +60,23 @@ llvm::orc::JITTargetMachineBuilder host_builder() {
   llvm::SubtargetFeatures features;
   for (const auto &f : host_cpu().features) features.AddFeature(f);
   jtmb.addFeatures(features.getFeatures());
-  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  // Aggressive cost about 15% more compile time than Default for no run time (ResNet training
+  // step).
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Default);
   return jtmb;
 }
 
+// The kernels arrive register-tiled and vectorized by their schedules, their unrolled loops marked:
+// what LLVM must add is inlining the bodies, full unrolling of the marked (and small) loops, the
+// accumulator arrays in registers, and the usual clean-ups. O3's loop and SLP vectorizers, runtime
+// unroller, IndVarSimplify and interprocedural passes found nothing more to gain and tripled the
+// compile time (ResNet training step: same run time, see docs/runtime.md).
+constexpr const char *kPipeline =
+    "always-inline,function(sroa,early-cse,simplifycfg,instcombine,loop(loop-rotate),"
+    "loop(loop-unroll-full),sroa,instcombine,gvn,loop-mssa(licm),simplifycfg,instcombine)";
+
 // The host's widest vectors for every function (LLVM prefers 256 bits on AVX-512 parts, which
-// would split the kernels' explicit 512-bit vectors), then the O3 pipeline.
+// would split the kernels' explicit 512-bit vectors), then kPipeline.
 void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   m.setDataLayout(tm.createDataLayout());
   m.setTargetTriple(tm.getTargetTriple().str());
@@ -76,17 +92,16 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PipelineTuningOptions pto;
-  pto.LoopUnrolling = true;
-  pto.LoopVectorization = true;
-  pto.SLPVectorization = true;
-  llvm::PassBuilder pb(&tm, pto);
+  llvm::PassBuilder pb(&tm);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+  llvm::ModulePassManager mpm;
+  if (auto e = pb.parsePassPipeline(mpm, kPipeline))
+    TESSERA_INTERNAL_ASSERT(false, "bad LLVM pass pipeline: " + error_text(std::move(e)));
+  mpm.run(m, mam);
 }
 
 std::unique_ptr<llvm::TargetMachine> host_target_machine() {
@@ -115,6 +130,7 @@ const HostCpu &host_cpu() {
 
 struct JitModule::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::map<std::string, std::string> built_as;  // kernel name -> the name of its twin's build
 };
 
 JitModule::JitModule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -124,8 +140,11 @@ namespace {
 
 constexpr const char *kObjectKind = "llvm-object";
 
-/// The module's object code for the host: from `objects` when it has it, else compiled (O3, then
-/// the host's code generator) and handed to `objects`.
+std::atomic<int> kernels_compiled{0}, objects_loaded{0};
+
+/// The module's object code for the host: from `objects` when it has it, else compiled (the
+/// optimization pipeline, then the host's code generator) and handed to `objects`. Runs on any
+/// thread: everything LLVM here is its own.
 std::unique_ptr<llvm::MemoryBuffer>
 object_code(const std::vector<const compiler::Kernel *> &kernels, BinaryStore *objects) {
   std::string key;
@@ -135,7 +154,10 @@ object_code(const std::vector<const compiler::Kernel *> &kernels, BinaryStore *o
       auto buffer = llvm::MemoryBuffer::getMemBufferCopy(*found, "tessera-cached");
       // Stored object code that does not parse is compiled again (and replaced).
       auto parsed = llvm::object::ObjectFile::createObjectFile(buffer->getMemBufferRef());
-      if (parsed) return buffer;
+      if (parsed) {
+        ++objects_loaded;
+        return buffer;
+      }
       llvm::consumeError(parsed.takeError());
     }
   }
@@ -145,18 +167,71 @@ object_code(const std::vector<const compiler::Kernel *> &kernels, BinaryStore *o
   optimize(*module, *tm);
   llvm::orc::SimpleCompiler compiler(*tm);
   auto object = check(compiler(*module), "cannot generate code");
+  kernels_compiled += static_cast<int>(kernels.size());
   if (objects)
     objects->store(kObjectKind, key,
                    std::string(object->getBufferStart(), object->getBufferSize()));
   return object;
 }
 
+/// The kernels split into modules that compile in parallel: about four per thread of the pool,
+/// so that a thread that loses its core to another process holds up little, balanced by the size
+/// of the kernels' text (largest first, each to the smallest module), largest module first. The
+/// split depends only on the kernels and the thread count: a module is also a key of `objects`.
+std::vector<std::vector<const compiler::Kernel *>>
+split_modules(const std::vector<const compiler::Kernel *> &kernels,
+              const std::vector<size_t> &sizes) {
+  size_t n = std::min(kernels.size(), static_cast<size_t>(4 * pool_threads()));
+  std::vector<size_t> order(kernels.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+  std::vector<std::vector<const compiler::Kernel *>> modules(n);
+  std::vector<size_t> load(n, 0);
+  for (size_t i : order) {
+    size_t m = std::min_element(load.begin(), load.end()) - load.begin();
+    modules[m].push_back(kernels[i]);
+    load[m] += sizes[i];
+  }
+  return modules;
+}
+
 }  // namespace
+
+JitStats jit_stats() { return {kernels_compiled.load(), objects_loaded.load()}; }
 
 std::unique_ptr<JitModule> JitModule::compile(const std::vector<const compiler::Kernel *> &kernels,
                                               BinaryStore *objects) {
-  auto object = object_code(kernels, objects);
   auto impl = std::make_unique<Impl>();
+  // Twins (the same canonical text: repeated layers, their gradients) are compiled once.
+  std::map<std::string, std::string> first_of_text;
+  std::vector<const compiler::Kernel *> distinct;
+  std::vector<size_t> sizes;
+  for (const auto *k : kernels) {
+    std::string text = compiler::tune::canonical_text(*k);
+    auto [it, first] = first_of_text.try_emplace(text, k->name);
+    impl->built_as[k->name] = it->second;
+    if (!first) continue;
+    distinct.push_back(k);
+    sizes.push_back(text.size());
+  }
+  auto modules = split_modules(distinct, sizes);
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects_of(modules.size());
+  std::vector<std::exception_ptr> errors(modules.size());
+  auto compile_range = [&](int64_t begin, int64_t end) {
+    for (int64_t m = begin; m < end; ++m) try {
+        objects_of[m] = object_code(modules[m], objects);
+      } catch (...) {
+        errors[m] = std::current_exception();
+      }
+  };
+  using Range = decltype(compile_range);
+  tessera_parallel_for(
+      [](void *ctx, int64_t begin, int64_t end) { (*static_cast<Range *>(ctx))(begin, end); },
+      &compile_range, static_cast<int64_t>(modules.size()));
+  for (auto &e : errors)
+    if (e) std::rethrow_exception(e);
+
   impl->jit = check(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_builder()).create(),
                     "cannot start the JIT");
   auto &dylib = impl->jit->getMainJITDylib();
@@ -169,17 +244,20 @@ std::unique_ptr<JitModule> JitModule::compile(const std::vector<const compiler::
       llvm::pointerToJITTargetAddress(&tessera_parallel_for), llvm::JITSymbolFlags::Exported);
   if (auto e = dylib.define(llvm::orc::absoluteSymbols(symbols)))
     throw tile::Error("error: cpu: " + error_text(std::move(e)));
-  if (auto e = impl->jit->addObjectFile(std::move(object)))
-    throw tile::Error("error: cpu: " + error_text(std::move(e)));
+  for (auto &object : objects_of)
+    if (auto e = impl->jit->addObjectFile(std::move(object)))
+      throw tile::Error("error: cpu: " + error_text(std::move(e)));
   auto result = std::unique_ptr<JitModule>(new JitModule(std::move(impl)));
   // Materialize every kernel now, so that compile time is spent in compile() and not in the first
   // run.
-  for (const auto *k : kernels) result->lookup(k->name);
+  for (const auto *k : distinct) result->lookup(k->name);
   return result;
 }
 
 KernelFn JitModule::lookup(const std::string &kernel_name) const {
-  auto addr = check(impl_->jit->lookup(kernel_symbol(kernel_name)), "kernel not found");
+  auto built = impl_->built_as.find(kernel_name);
+  const std::string &name = built == impl_->built_as.end() ? kernel_name : built->second;
+  auto addr = check(impl_->jit->lookup(kernel_symbol(name)), "kernel not found");
   return addr.toPtr<KernelFn>();
 }
 

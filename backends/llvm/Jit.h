@@ -1,5 +1,6 @@
-// JIT compilation of loop IR kernels for the host CPU (LLVM 15 ORC LLJIT, O3 for the host's
-// features). No LLVM types in this header: LLVM headers are heavy to compile.
+// JIT compilation of loop IR kernels for the host CPU (LLVM 15 ORC LLJIT, a short pipeline for the
+// host's features: Jit.cpp says why). No LLVM types in this header: LLVM headers are heavy to
+// compile.
 #pragma once
 
 #include <functional>
@@ -19,8 +20,8 @@ namespace tessera::llvm_backend {
 /// A compiled kernel: buffers[i] is the base of the kernel's params[i].
 using KernelFn = void (*)(void **buffers);
 
-/// The kernels of one executable, compiled together into one module and one LLJIT that lives as
-/// long as this object.
+/// The kernels of one executable in one LLJIT that lives as long as this object: twins (the same
+/// canonical text) compiled once, the rest split into modules compiled in parallel on the pool.
 class JitModule {
  public:
   ~JitModule();
@@ -36,8 +37,15 @@ class JitModule {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The LLVM IR of `kernels` as text: after the O3 pipeline for the host when `optimize`, else as
-/// generated.
+/// What the JIT did in this process.
+struct JitStats {
+  int kernels_compiled = 0;  // distinct kernels compiled to object code
+  int objects_loaded = 0;    // modules whose object code came from a BinaryStore
+};
+JitStats jit_stats();
+
+/// The LLVM IR of `kernels` as text: after the optimization pipeline for the host when `optimize`,
+/// else as generated.
 std::string kernels_ir(const std::vector<const compiler::Kernel *> &kernels, bool optimize);
 
 /// The host CPU as LLVM sees it.

@@ -100,7 +100,10 @@ class OpenCLBackend : public Backend {
   }
 
   DeviceInfo info() const override {
-    return {d_.name(), "opencl", opencl_device_description(d_.index), d_.facts};
+    cl_ulong max_alloc = 0;
+    clGetDeviceInfo(d_.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, nullptr);
+    return {d_.name(), "opencl", opencl_device_description(d_.index), d_.facts,
+            static_cast<int64_t>(std::min<cl_ulong>(max_alloc, INT64_MAX))};
   }
   compiler::Target target() const override {
     compiler::Target t = opencl::target_of(d_);

@@ -158,8 +158,14 @@ class VulkanBackend : public Backend {
     check(vkCreateFence(g_.device, &fi, nullptr, &fence_), g_.name() + ": vkCreateFence");
   }
 
+  // A tensor lives in one heap and is bound whole as one storage buffer.
   DeviceInfo info() const override {
-    return {g_.name(), "vulkan", vulkan_device_description(g_.index), g_.facts};
+    VkDeviceSize heap = 0;
+    for (uint32_t i = 0; i < g_.memory.memoryHeapCount; ++i)
+      heap = std::max(heap, g_.memory.memoryHeaps[i].size);
+    return {g_.name(), "vulkan", vulkan_device_description(g_.index), g_.facts,
+            static_cast<int64_t>(
+                std::min<VkDeviceSize>({heap, g_.props.limits.maxStorageBufferRange, INT64_MAX}))};
   }
   compiler::Target target() const override {
     compiler::Target t;

@@ -18,6 +18,7 @@ class Renamer : public IRMutator {
     for (size_t i = 0; i < params.size(); ++i) names_[params[i].name] = "p" + std::to_string(i);
   }
   using IRMutator::visit;
+  std::string gpu_dims;  // the dimension of each GPU loop met, in order
 
   Expr visit(const Var *op, const Expr &) override { return Var::make(op->type, rename(op->name)); }
   Expr visit(const Load *op, const Expr &) override {
@@ -30,6 +31,8 @@ class Renamer : public IRMutator {
   }
   Stmt visit(const For *op, const Stmt &) override {
     std::string v = rename(op->var);
+    if (op->for_kind == ForKind::GpuBlock || op->for_kind == ForKind::GpuThread)
+      gpu_dims += " " + std::to_string(op->gpu_dim);  // not printed, but where the loop runs
     Expr m = mutate(op->min), e = mutate(op->extent);
     return For::make(v, m, e, op->for_kind, mutate(op->body), op->gpu_dim);
   }
@@ -56,10 +59,14 @@ class Renamer : public IRMutator {
 }  // namespace
 
 std::string canonical_text(const ContractionNest &nest, const std::vector<BufferParam> &params) {
-  Renamer renamer(params);
-  Kernel k{"kernel", params, renamer.mutate(apply_schedule(nest, default_schedule(nest)))};
+  return canonical_text(Kernel{"kernel", params, apply_schedule(nest, default_schedule(nest))});
+}
+
+std::string canonical_text(const Kernel &kernel) {
+  Renamer renamer(kernel.params);
+  Kernel k{"kernel", kernel.params, renamer.mutate(kernel.body)};
   for (size_t i = 0; i < k.params.size(); ++i) k.params[i].name = "p" + std::to_string(i);
-  return print_kernel(k);
+  return print_kernel(k) + (renamer.gpu_dims.empty() ? "" : "gpu dims:" + renamer.gpu_dims + "\n");
 }
 
 }  // namespace tessera::compiler::tune

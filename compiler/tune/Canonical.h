@@ -13,4 +13,8 @@ namespace tessera::compiler::tune {
 /// renamed by parameter position and every other name by order of first appearance.
 std::string canonical_text(const ContractionNest &nest, const std::vector<BufferParam> &params);
 
+/// A kernel (scheduled, finished, any kernel) renamed the same way, its own name dropped: twins of
+/// repeated layers have the same text, and a device builds their code once.
+std::string canonical_text(const Kernel &kernel);
+
 }  // namespace tessera::compiler::tune

@@ -1,9 +1,12 @@
 // The subcommands of the `tessera` binary; each adds itself to the CLI11 app it is given.
 #pragma once
 
+#include <string>
+
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace tessera::cli {
 
@@ -11,6 +14,9 @@ namespace tessera::cli {
 void add_run_command(CLI::App &app);
 /// `tessera devices [--json]`: lists the devices this build has (DevicesCommand.cpp).
 void add_devices_command(CLI::App &app);
+/// Adds `--device NAME` to `cmd` (DevicesCommand.cpp): an empty name is an error, never the
+/// default device.
+CLI::Option *add_device_option(CLI::App &cmd, std::string &device, const std::string &help);
 /// `tessera lower PROG.tile ...`: prints the loop IR the compiler makes (LowerCommand.cpp).
 void add_lower_command(CLI::App &app);
 /// `tessera grad PROG.tile --wrt A,B [--of C] [-o OUT.tile]`: the gradient as Tile

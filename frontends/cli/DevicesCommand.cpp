@@ -24,12 +24,24 @@ void list_devices(bool json) {
     array.push_back({{"name", info.name},
                      {"backend", info.backend},
                      {"description", info.description},
+                     {"max_tensor_bytes", info.max_tensor_bytes},
                      {"facts", info.facts}});
   }
   if (json) std::cout << array.dump(2) << "\n";
 }
 
 }  // namespace
+
+CLI::Option *add_device_option(CLI::App &cmd, std::string &device, const std::string &help) {
+  return cmd.add_option("--device", device, help)
+      ->check(CLI::Validator(
+          [](std::string &name) {
+            return name.empty()
+                       ? std::string("no device is named '' (`tessera devices` lists them)")
+                       : std::string();
+          },
+          "DEVICE"));
+}
 
 void add_devices_command(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand("devices", "List the devices this machine has");

@@ -97,8 +97,8 @@ void add_lower_command(CLI::App &app) {
   cmd->add_option("--in", options->inputs, "An input type: NAME=DTYPE[D0,D1,...], e.g. A=f32[2,3]");
   cmd->add_option("--spec", options->spec,
                   "Input types as JSON: {\"inputs\": {\"A\": {\"dtype\", \"shape\"}}}");
-  cmd->add_option(
-      "--device", options->device,
+  add_device_option(
+      *cmd, options->device,
       "Device whose loops or source to show (default: $TESSERA_DEVICE or the first device)");
   cmd->add_option("--emit", options->emit, "What to print: tile, loops (default) or source");
   cmd->add_option("--target", options->target,

@@ -65,9 +65,11 @@ std::string input_names(const tile::Program &program) {
   return names.empty() ? "none" : names;
 }
 
-/// The input tensors: --in files first, then random data for the spec's other inputs. Inputs that
-/// nothing provides are left out; bind() reports them with their location in the program.
-TensorMap load_inputs(const RunOptions &options, const tile::Program &program) {
+/// The input tensors: --in files first, then random data for the spec's other inputs (refused
+/// before allocating when the device cannot hold them). Inputs that nothing provides are left out;
+/// bind() reports them with their location in the program.
+TensorMap load_inputs(const RunOptions &options, const tile::Program &program,
+                      const DeviceInfo &device) {
   std::optional<std::map<std::string, tile::TensorType>> spec;
   if (!options.spec.empty()) {
     spec = read_spec(options.spec);
@@ -99,6 +101,11 @@ TensorMap load_inputs(const RunOptions &options, const tile::Program &program) {
     if (!options.seed)
       fail("no data for input '" + in.name + "': pass --in " + in.name +
            "=FILE.npy, or --random SEED to fill it with random values");
+    int64_t bytes = tile::tensor_bytes(in.name, type->second);
+    if (device.max_tensor_bytes > 0 && bytes > device.max_tensor_bytes)
+      throw tile::Error(
+          options.spec + ": error: " +
+          tile::too_large_message(in.name, type->second, device.name, device.max_tensor_bytes));
     HostTensor tensor(type->second);
     fill_random(tensor, *options.seed, in.name);
     inputs.emplace(in.name, std::move(tensor));
@@ -214,7 +221,7 @@ void run(const RunOptions &options) {
   std::string device_name = options.device.empty() ? registry.default_name() : options.device;
   std::unique_ptr<Device> device = registry.create(device_name);
 
-  TensorMap inputs = load_inputs(options, program);
+  TensorMap inputs = load_inputs(options, program, device->info());
   std::map<std::string, tile::TensorType> types;
   for (const auto &[name, tensor] : inputs) types.emplace(name, tensor.type());
   tile::BoundProgram bound = tile::bind(program, types);
@@ -281,8 +288,8 @@ void add_run_command(CLI::App &app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App *cmd = app.add_subcommand("run", "Run a Tile program on .npy inputs");
   cmd->add_option("program", options->program, "The Tile program (PROG.tile)")->required();
-  cmd->add_option("--device", options->device,
-                  "Device to run on (default: $TESSERA_DEVICE or the first device)");
+  add_device_option(*cmd, options->device,
+                    "Device to run on (default: $TESSERA_DEVICE or the first device)");
   cmd->add_option("--in", options->inputs, "An input from a .npy file: NAME=FILE.npy")
       ->allow_extra_args(false);
   cmd->add_option("--out-dir", options->out_dir,

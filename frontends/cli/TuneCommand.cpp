@@ -2,6 +2,10 @@
 // [--seconds S] [--total-seconds T] [--retune]`: tunes every kernel of a program on a device into
 // the kernel cache, with a progress bar on a terminal (plain lines otherwise), then a table per
 // kernel.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +21,8 @@
 #include "frontends/cli/Commands.h"
 #include "frontends/cli/InputSpec.h"
 #include "frontends/cli/TuneProgress.h"
+#include "runtime/KernelCache.h"
+#include "runtime/SharedCache.h"
 #include "tile/Bind.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
@@ -60,6 +66,53 @@ void print_table(const CompileReport &report) {
   }
 }
 
+// Ctrl-C: each kernel's schedule is stored when its tuning ends, so the cache keeps the kernels
+// tuned before the one interrupted (SQLite rolls back a store the signal cuts short). The handler
+// says so in one line and exits 130, as the default action would.
+struct Interruption {
+  static inline std::atomic<int> kernel{0}, count{0}, tuned_before{0};
+  static inline char cache[1024] = "";
+  static inline bool newline = false;  // a progress bar is on the line
+};
+
+void append(char *line, size_t &n, size_t size, const char *text) {
+  while (*text && n + 1 < size) line[n++] = *text++;
+}
+
+void append(char *line, size_t &n, size_t size, int value) {
+  char digits[16];
+  int k = 0;
+  do digits[k++] = static_cast<char>('0' + value % 10);
+  while ((value /= 10) > 0 && k < 15);
+  while (k > 0 && n + 1 < size) line[n++] = digits[--k];
+}
+
+void on_interrupt(int) {
+  char line[1600];
+  size_t n = 0;
+  const size_t size = sizeof line;
+  if (Interruption::newline) append(line, n, size, "\n");
+  int kernel = Interruption::kernel;
+  if (kernel == 0) {
+    append(line, n, size, "tessera: interrupted before any kernel was tuned; kernel cache ");
+    append(line, n, size, Interruption::cache);
+    append(line, n, size, " is unchanged\n");
+  } else {
+    append(line, n, size, "tessera: interrupted while tuning kernel ");
+    append(line, n, size, kernel);
+    append(line, n, size, " of ");
+    append(line, n, size, Interruption::count);
+    append(line, n, size, "; kernel cache ");
+    append(line, n, size, Interruption::cache);
+    append(line, n, size, " keeps the ");
+    append(line, n, size, Interruption::tuned_before);
+    append(line, n, size, " kernels tuned before it\n");
+  }
+  ssize_t ignored = ::write(STDERR_FILENO, line, n);
+  (void)ignored;
+  ::_exit(130);
+}
+
 void tune(const TuneOptions &o) {
   tile::Program program = tile::parse_program(tile::read_source_file(o.program));
   tile::BoundProgram bound =
@@ -73,9 +126,38 @@ void tune(const TuneOptions &o) {
   options.budget = TuneBudget{o.trials, o.seconds};
   options.total_seconds = o.total_seconds;
   options.retune = o.retune;
-  options.progress = [&](const TuneProgress &p) { progress(p); };
+  // Tuning is for the cache: one that cannot be written is an error before any time is spent.
+  const std::string path = cache_path(options);
+  KernelCache *cache = shared_cache(path);
+  if (!cache)
+    throw tile::Error("error: cannot tune without the kernel cache " + path +
+                      ", which cannot be opened");
+  cache->check_writable();
+
+  std::snprintf(Interruption::cache, sizeof Interruption::cache, "%s", path.c_str());
+  Interruption::newline = isatty(STDERR_FILENO);
+  options.progress = [&](const TuneProgress &p) {
+    if (p.index != Interruption::kernel) {
+      if (Interruption::kernel != 0) ++Interruption::tuned_before;
+      Interruption::count = p.count;
+      Interruption::kernel = p.index;
+    }
+    progress(p);
+  };
+  struct sigaction action {};
+  action.sa_handler = on_interrupt;
+  sigemptyset(&action.sa_mask);
+  struct sigaction previous {};
+  sigaction(SIGINT, &action, &previous);
   auto start = Clock::now();
-  auto executable = device->compile(bound, options);
+  std::unique_ptr<Executable> executable;
+  try {
+    executable = device->compile(bound, options);
+  } catch (...) {
+    sigaction(SIGINT, &previous, nullptr);
+    throw;
+  }
+  sigaction(SIGINT, &previous, nullptr);
   progress.finish();
   const CompileReport &report = executable->report();
   print_table(report);
@@ -97,8 +179,8 @@ void add_tune_command(CLI::App &app) {
   cmd->add_option("--in", options->inputs, "An input type: NAME=DTYPE[D0,D1,...], e.g. A=f32[2,3]");
   cmd->add_option("--spec", options->spec,
                   "Input types as JSON: {\"inputs\": {\"A\": {\"dtype\", \"shape\"}}}");
-  cmd->add_option("--device", options->device,
-                  "Device to tune for (default: $TESSERA_DEVICE or the first device)");
+  add_device_option(*cmd, options->device,
+                    "Device to tune for (default: $TESSERA_DEVICE or the first device)");
   cmd->add_option("--trials", options->trials,
                   "Schedules timed per kernel, the cost model's included (default 12)")
       ->check(CLI::PositiveNumber);

@@ -3,6 +3,7 @@
 namespace tessera {
 
 const OpAttr *OpAttrs::find(const std::string &name) const {
+  asked_.insert(name);
   auto it = values_.find(name);
   return it == values_.end() ? nullptr : &it->second;
 }
@@ -59,6 +60,16 @@ std::vector<int64_t> OpAttrs::get_ints(const std::string &name,
   bad_attr(*this, name, "a list of integers");
 }
 
+void OpAttrs::check_all_asked() const {
+  for (const auto &[name, value] : values_) {
+    if (asked_.count(name)) continue;
+    std::string known;
+    for (const auto &a : asked_) known += (known.empty() ? "" : ", ") + a;
+    throw EdslError((op_name.empty() ? "" : op_name + ": ") + "unknown attribute '" + name + "' (" +
+                    (known.empty() ? "it takes none" : "known: " + known) + ")");
+  }
+}
+
 void OpRegistry::add(const std::string &name, OpFunction fn) {
   if (!ops_.emplace(name, std::move(fn)).second)
     throw EdslError("op '" + name + "' is registered twice");
@@ -75,7 +86,9 @@ std::vector<Tensor> OpRegistry::call(const std::string &name, const std::vector<
   auto it = ops_.find(name);
   if (it == ops_.end()) throw EdslError("unknown op '" + name + "'");
   attrs.op_name = name;
-  return it->second(inputs, attrs);
+  std::vector<Tensor> out = it->second(inputs, attrs);
+  attrs.check_all_asked();
+  return out;
 }
 
 }  // namespace tessera

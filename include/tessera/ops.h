@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -27,7 +28,7 @@ class OpAttrs {
   OpAttrs() = default;
   OpAttrs(std::initializer_list<std::pair<const std::string, OpAttr>> init) : values_(init) {}
   void set(const std::string &name, OpAttr value) { values_[name] = std::move(value); }
-  bool has(const std::string &name) const { return values_.count(name) != 0; }
+  bool has(const std::string &name) const { return find(name) != nullptr; }
 
   int64_t get_int(const std::string &name) const;
   int64_t get_int(const std::string &name, int64_t fallback) const;
@@ -41,9 +42,14 @@ class OpAttrs {
   /// Which op is asking, for error messages ("conv2d: ...").
   std::string op_name;
 
+  /// Throws EdslError "conv2d: unknown attribute 'bogus' (known: padding, strides)" for a given
+  /// attribute that no getter and no has() asked for: the names asked are the op's attributes.
+  void check_all_asked() const;
+
  private:
   const OpAttr *find(const std::string &name) const;
   std::map<std::string, OpAttr> values_;
+  mutable std::set<std::string> asked_;
 };
 
 using OpFunction =
@@ -56,7 +62,8 @@ class OpRegistry {
   void add(const std::string &name, OpFunction fn);
   bool has(const std::string &name) const { return ops_.count(name) != 0; }
   std::vector<std::string> names() const;
-  /// Runs the op's EDSL function. Throws EdslError "unknown op 'x'" or the op's own error.
+  /// Runs the op's EDSL function. Throws EdslError "unknown op 'x'", "x: unknown attribute 'y'
+  /// (known: ...)" for an attribute the op never asked for, or the op's own error.
   std::vector<Tensor> call(const std::string &name, const std::vector<Tensor> &inputs,
                            OpAttrs attrs = {}) const;
 

@@ -1,5 +1,6 @@
 #include "runtime/interp/Contraction.h"
 
+#include <cmath>
 #include <numeric>
 
 #include "tile/Diagnostics.h"
@@ -48,6 +49,15 @@ std::vector<int64_t> strides_of(const std::vector<int64_t> &shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
   return s;
+}
+
+// Max (`>`) or min (`<`) of an aggregation: a NaN on either side gives NaN, so that the result
+// does not depend on the order in which the values come (docs/tile-semantics.md).
+template <typename T>
+T extreme(bool is_max, T acc, T v) {
+  if constexpr (std::is_same_v<T, double>)
+    if (std::isnan(acc) || std::isnan(v)) return acc + v;
+  return (is_max ? v > acc : v < acc) ? v : acc;
 }
 
 // Integers wrap (two's complement) instead of overflowing.
@@ -229,8 +239,8 @@ class Evaluator {
     switch (c_.agg) {
       case AggOp::Sum: acc_[o] = add(acc_[o], v); return;
       case AggOp::Prod: acc_[o] = mul(acc_[o], v); return;
-      case AggOp::Max: acc_[o] = v > acc_[o] ? v : acc_[o]; return;
-      case AggOp::Min: acc_[o] = v < acc_[o] ? v : acc_[o]; return;
+      case AggOp::Max: acc_[o] = extreme(true, acc_[o], v); return;
+      case AggOp::Min: acc_[o] = extreme(false, acc_[o], v); return;
       case AggOp::Assign: double_write(o);
     }
   }

@@ -28,6 +28,14 @@ def f64(*shape, lo=-2.0, hi=2.0):
     return R.uniform(lo, hi, size=shape)
 
 
+def with_nan(*shape, every=5):
+    """f32 values with a NaN at every `every`-th element (and an infinity beside some)."""
+    x = f32(*shape).reshape(-1)
+    x[::every] = np.nan
+    x[2::every * 3] = np.inf
+    return x.reshape(shape)
+
+
 def pos(*shape):
     return R.uniform(0.25, 2.0, size=shape).astype(np.float32)
 
@@ -97,16 +105,18 @@ TABLE = {
     "log_softmax": [([f32(4, 9)], {}), ([f32(3, 4, 5)], {"axis": 1})],
     "matmul": [([f32(17, 13), f32(13, 19)], {}), ([f64(5, 7), f64(7, 3)], {}), ([ints(5, 6), ints(6, 4)], {}),
                ([f32(2, 5, 6), f32(2, 6, 3)], {}), ([f32(67, 129), f32(129, 71)], {})],
-    "max": [([f32(5, 7)], {"axis": -1, "keepdims": True}), ([ints(4, 6, lo=-9, hi=9)], {})],
-    "max_pool": [([f32(1, 9, 9, 3)], {"pool_size": [2, 2], "padding": "same"})],
+    "max": [([f32(5, 7)], {"axis": -1, "keepdims": True}), ([ints(4, 6, lo=-9, hi=9)], {}),
+            ([with_nan(6, 37, every=41)], {"axis": 1})],
+    "max_pool": [([f32(1, 9, 9, 3)], {"pool_size": [2, 2], "padding": "same"}),
+                 ([with_nan(1, 8, 8, 3, every=13)], {"pool_size": [2, 2]})],
     "max_pool1d": [([f32(2, 9, 3)], {"pool_size": 2, "padding": "same"})],
     "max_pool2d": [([f32(1, 9, 8, 3)], {"pool_size": 3, "strides": 2}),
                    ([f32(1, 7, 7, 2)], {"pool_size": 3, "strides": 1, "padding": "same"})],
     "max_pool3d": [([f32(1, 4, 4, 5, 2)], {"pool_size": 2})],
-    "maximum": [([f32(4, 5), f32(5)], {})],
+    "maximum": [([f32(4, 5), f32(5)], {}), ([with_nan(4, 5, every=3), with_nan(5, every=2)], {})],
     "mean": [([f32(4, 5, 6)], {"axis": [0, 1]}), ([f32(7, 3)], {})],
-    "min": [([f32(5, 7)], {"axis": 0})],
-    "minimum": [([f32(4, 5), f32(4, 1)], {})],
+    "min": [([f32(5, 7)], {"axis": 0}), ([with_nan(37, 6, every=41)], {"axis": 0})],
+    "minimum": [([f32(4, 5), f32(4, 1)], {}), ([with_nan(4, 5, every=3), with_nan(4, 1, every=2)], {})],
     "moments": [([f32(4, 5, 6)], {"axis": [0, 1]})],
     "one_hot": [([ints(5, hi=4)], {"depth": 4}), ([ints(3, hi=3)], {"depth": 3, "axis": 0})],
     "pad": [([f32(3, 4, 2)], {"pads": [0, 2, 1, 0, 3, 1], "value": -2.5})],

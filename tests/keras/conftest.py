@@ -49,6 +49,11 @@ HERE = pathlib.Path(__file__).parent  # build/keras-tests, where the tests are
 SOURCE = pathlib.Path(__file__).resolve().parent  # tests/keras, where this file is kept
 BACKEND = os.environ.setdefault("KERAS_BACKEND", "tessera.keras.backend")
 
+# Keras's tests and its numpy reference backend (keras/backend/numpy_backend.py, the oracle of
+# backend_test.py) use `np.bool`, an alias numpy 1.24 removed; the tests need it, not the backend.
+if not hasattr(np, "bool") or "bool" in getattr(np, "__former_attrs__", {}):
+    np.bool = bool
+
 # Keras's test files that run, relative to HERE; fnmatch patterns, `*` stays within a folder.
 SELECTED = (
     "tests/keras/backend/backend_test.py",

@@ -208,8 +208,9 @@ def test_devices_lists_interp(tessera):
     listed = json.loads(tessera("devices", "--json").stdout)
     assert isinstance(listed, list) and len(listed) == len(lines)
     interp = next(d for d in listed if d["name"] == "interp")
-    assert set(interp) == {"name", "backend", "description", "facts"}
+    assert set(interp) == {"name", "backend", "description", "max_tensor_bytes", "facts"}
     assert interp["backend"] == "interp" and interp["description"]
+    assert interp["max_tensor_bytes"] == os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     assert isinstance(interp["facts"], dict)
 
 

@@ -197,3 +197,47 @@ def test_compile_options_choose_the_tuning_policy():
             ts.Function([x], [ts.ops.relu(x)])([rand(2, 3)])
     finally:
         ts.set_compile_options()
+
+
+def test_pack_stays_on_the_host_for_shapes_and_stacks_tensors():
+    x = ts.placeholder("float32", (None, 2, 3))
+    flat = ts.reshape(x, ts.pack([ts.shape(x)[0], -1]))
+    assert flat.shape == (None, 6)
+    count = ts.as_tensor([ts.shape(x)[1], ts.shape(x)[2]])
+    rows = ts.pack([x[:, 0, 0], x[:, 1, 2] * 2], axis=1)
+    assert rows.shape == (None, 2)
+    a = rand(4, 2, 3)
+    got_flat, got_count, got_rows = ts.Function([x], [flat, count, rows])([a])
+    np.testing.assert_array_equal(got_flat, a.reshape(4, 6))
+    assert got_count.tolist() == [2, 3]
+    np.testing.assert_allclose(got_rows, np.stack([a[:, 0, 0], a[:, 1, 2] * 2], 1))
+
+
+def test_unknown_dimensions_that_must_be_one():
+    """A squeeze of an unknown dimension (Keras squeezes its sample weights): known as 1 at run."""
+    w = ts.placeholder("float32", (None, None))
+    squeezed = ts.ops.squeeze(w, axes=[1])
+    assert squeezed.shape == (None,)
+    np.testing.assert_array_equal(ts.Function([w], [squeezed * 2])([np.ones((3, 1), np.float32)])[0], [2, 2, 2])
+    with pytest.raises(ts.OpError, match="squeeze"):
+        ts.Function([w], [squeezed])([np.ones((3, 2), np.float32)])
+
+
+def test_deferred_subgraphs_are_built_for_each_concrete_shape():
+    """A loop over an unknown dimension, unrolled once a function is compiled for a length."""
+    x = ts.placeholder("float32", (None, None, 2))
+
+    def running_sum(seq):
+        assert seq.shape[1] is not None  # concrete inside the build
+        total = seq[:, 0]
+        for t in range(1, seq.shape[1]):
+            total = total + seq[:, t]
+        return [total]
+
+    (out,) = ts.deferred(running_sum, [x])
+    assert out.shape == (None, 2)
+    f = ts.Function([x], [out * 2])
+    for steps in (1, 4, 9):
+        a = rand(3, steps, 2)
+        np.testing.assert_allclose(f([a])[0], 2 * a.sum(1), rtol=1e-5, atol=1e-6)
+    assert f.compiled_shapes == 3

@@ -20,6 +20,6 @@ from ._native import (  # noqa: F401
     Device, DeviceTensor, OpError, TileError, __version__, default_device, devices, grad,
     load_op_library, op, op_grad, op_names, run)
 from .graph import (  # noqa: F401
-    Function, Tensor, TileOp, Variable, as_tensor, cast, compile_stats, constant, get_device,
-    getitem, gradients, intrinsic, placeholder, random, reshape, set_compile_options, set_device,
-    shape)
+    Function, Tensor, TileOp, Variable, as_tensor, cast, compile_stats, constant, deferred,
+    get_device, getitem, gradients, intrinsic, pack, placeholder, random, reshape,
+    set_compile_options, set_device, shape)

@@ -20,6 +20,7 @@ import numpy as np
 from . import _native
 
 PROBE_SIZES = (31, 37)
+LARGE_PROBE_SIZES = (331, 337)
 
 _names = itertools.count()
 
@@ -163,49 +164,78 @@ def _dtype_name(dt):
     return "bool" if name == "bool" else name
 
 
-def _probe_dims(index):
+def _probe_dims(size):
     def dims(node):
-        return [PROBE_SIZES[index] if d is None else d for d in node.shape]
+        return [size if d is None else d for d in node.shape]
     return dims
 
 
-# The two realizations that give static shapes: they grow with the graph (weakly).
-_probes = [Realization(_probe_dims(0), probe=True), Realization(_probe_dims(1), probe=True)]
+# The realizations that give static shapes; they grow with the graph (weakly). The large ones
+# serve where the small sizes are too small: an image of unknown size through five stride-2
+# stages of an ImageNet network (Keras's include_top=False).
+_probes = [Realization(_probe_dims(n), probe=True) for n in PROBE_SIZES]
+_large_probes = [Realization(_probe_dims(n), probe=True) for n in LARGE_PROBE_SIZES]
+
+# Realizations that are building nodes themselves (a deferred node unrolling its subgraph):
+# nodes made then are realized there at once, with that realization's concrete shapes.
+_building = []
 
 
 def _static(node, names=None):
     """The output tensors of a new node, with dtypes and static shapes from the probes."""
+    def tensors(outs_a, outs_b):
+        return [Tensor(node, i, _dtype_of(x),
+                       tuple(p if p == q else None for p, q in zip(_shape_of(x), _shape_of(y))),
+                       names[i] if names else None)
+                for i, (x, y) in enumerate(zip(outs_a, outs_b))]
+
+    if _building:
+        outs = _building[-1].outputs(node)
+        return tensors(outs, outs)
     try:
-        outs_a, outs_b = (p.outputs(node) for p in _probes)
+        return tensors(*(p.outputs(node) for p in _probes))
     except (ValueError, IndexError) as error:
-        # Unknown dimensions that must equal known ones (Keras's targets: rank-2 placeholders
-        # with no size known, against a (None, 10) output) fail at probe sizes. As in TensorFlow's
-        # shape inference, such a dimension takes the known size of another input of the same
-        # rank (or its probe size, where both are unknown), here by realizing the node on
-        # stand-ins of the merged shapes.
-        try:
-            outs_a, outs_b = (_realize_merged(node, p) for p in _probes)
-        except (ValueError, IndexError):
-            raise error from None
-    return [Tensor(node, i, _dtype_of(x),
-                   tuple(p if p == q else None for p, q in zip(_shape_of(x), _shape_of(y))),
-                   names[i] if names else None)
-            for i, (x, y) in enumerate(zip(outs_a, outs_b))]
+        first_error = error
+    # Unknown dimensions that must equal known ones (Keras's targets: rank-2 placeholders with
+    # no size known, against a (None, 10) output) fail at probe sizes. As in TensorFlow's shape
+    # inference, such a dimension takes the known size of another input of the same rank (or its
+    # probe size, where both are unknown), here by realizing the node on stand-ins.
+    try:
+        return tensors(*(_realize_merged(node, p) for p in _probes))
+    except (ValueError, IndexError):
+        pass
+    try:
+        return tensors(*(p.outputs(node) for p in _large_probes))
+    except (ValueError, IndexError):
+        pass
+    # An unknown dimension that must be 1 (a squeeze of Keras's sample weights): the unknown
+    # dimensions of the inputs are 1, and a size 1 in the result is unknown.
+    try:
+        outs = [_realize_merged(node, p, ones=True) for p in _probes][0]
+    except (ValueError, IndexError):
+        raise first_error from None
+    return [Tensor(node, i, _dtype_of(x), tuple(None if d == 1 else d for d in _shape_of(x)),
+                   names[i] if names else None) for i, x in enumerate(outs)]
 
 
-def _realize_merged(node, probe):
+def _realize_merged(node, probe, ones=False):
+    """`node` realized in `probe` on stand-ins for its inputs: each unknown dimension takes the
+    size of another input of the same rank, or 1 with `ones`."""
     args = [probe.value(i) for i in node.inputs]
     merged = list(args)
     for a, (arg, inp) in enumerate(zip(args, node.inputs)):
         if not isinstance(arg, _native.Tensor) or None not in inp.shape:
             continue
-        for other, oinp in zip(args, node.inputs):
-            if other is arg or not isinstance(other, _native.Tensor) or oinp.ndim != inp.ndim:
+        if ones:
+            dims = [1 if d is None else x for x, d in zip(arg.shape, inp.shape)]
+        else:
+            others = [o for o, oi in zip(args, node.inputs)
+                      if o is not arg and isinstance(o, _native.Tensor) and oi.ndim == inp.ndim]
+            if not others:
                 continue
-            dims = [o if d is None else x for x, d, o in zip(arg.shape, inp.shape, other.shape)]
-            if dims != list(arg.shape):
-                merged[a] = probe.feed(None, arg.dtype, dims, "M")
-            break
+            dims = [o if d is None else x for x, d, o in zip(arg.shape, inp.shape, others[0].shape)]
+        if dims != list(arg.shape):
+            merged[a] = probe.feed(None, arg.dtype, dims, "M")
     out = node.realize(probe, merged)
     probe.values[node] = out if isinstance(out, list) else [out]
     return probe.values[node]
@@ -322,9 +352,60 @@ def random(shape, draw, dtype="float32", seed=None):
 
 
 def as_tensor(x, dtype=None):
+    """`x` as a tensor: tensors as they are; lists that hold tensors are stacked (pack); anything
+    else is a constant."""
     if isinstance(x, Tensor):
         return x
+    if isinstance(x, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(x)):
+        t = pack([as_tensor(v) if isinstance(v, (list, tuple)) else v for v in x])
+        return t if dtype is None else cast(t, dtype)
     return constant(x, dtype)
+
+
+def _flatten(x):
+    for v in x:
+        if isinstance(v, (list, tuple)):
+            yield from _flatten(v)
+        else:
+            yield v
+
+
+class PackNode(Node):
+    """Tensors of one shape stacked along a new axis; on the host when all are host values
+    (`pack([shape(x)[0], -1])` stays a shape that reshape can read)."""
+
+    def __init__(self, inputs, axis):
+        super().__init__(inputs)
+        self.axis = axis
+
+    def realize(self, ctx, args):
+        if all(not isinstance(a, _native.Tensor) for a in args):
+            return np.stack([np.asarray(a) for a in args], self.axis)
+        parts = []
+        for a in args:
+            n = ctx.native(a) if isinstance(a, _native.Tensor) else _native_array(ctx, a)
+            shape = list(n.shape)
+            parts.append(_native.reshape(n, shape[:self.axis] + [1] + shape[self.axis:]))
+        return _native.call_op("concatenate", parts, {"axis": self.axis})[0]
+
+
+def _native_array(ctx, a):
+    # A 0-d host value inside a pack must keep its dtype and rank 0, not become a weak literal.
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return _native.reshape(ctx.native(a.reshape(1)), [])
+    return ctx.native(a)
+
+
+def pack(values, axis=0):
+    """Tensors (or numbers) of one shape stacked along a new axis `axis`."""
+    values = [_operand(v) for v in values]
+    if not values:
+        raise ValueError("pack: nothing to stack")
+    rank = values[0].ndim
+    if axis < 0:
+        axis += rank + 1
+    return _static(PackNode(values, axis))[0]
 
 
 class IntrinsicNode(Node):
@@ -512,6 +593,41 @@ class TileOp:
                         [as_tensor(values[n]) for n in self.input_names], self.source_name)
         outs = _static(node, self.output_names)
         return outs[0] if len(outs) == 1 else outs
+
+
+class _BoundNode(Node):
+    """A value of one realization, as a tensor of its concrete shape (inside a deferred build)."""
+
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+    def realize(self, ctx, args):
+        return self.value
+
+
+class DeferredNode(Node):
+    """A subgraph built when the node is realized, from tensors of the realization's concrete
+    shapes: loops whose trip count is an unknown dimension (an RNN over sequences of any length)
+    are unrolled once the length is known. The probes build it at their sizes too."""
+
+    def __init__(self, build, inputs):
+        super().__init__(inputs)
+        self.build = build
+
+    def realize(self, ctx, args):
+        bound = [Tensor(_BoundNode(a), 0, _dtype_of(a), _shape_of(a)) for a in args]
+        _building.append(ctx)
+        try:
+            return [ctx.native(ctx.value(as_tensor(o))) for o in self.build(*bound)]
+        finally:
+            _building.pop()
+
+
+def deferred(build, inputs):
+    """The tensors `build(*inputs)` returns, built anew for each set of concrete input shapes:
+    inside `build`, every tensor's shape is concrete."""
+    return _static(DeferredNode(build, [as_tensor(i) for i in inputs]))
 
 
 class GradientNode(Node):

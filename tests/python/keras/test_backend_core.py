@@ -48,6 +48,17 @@ def test_function_with_updates_and_smaller_last_batch():
     np.testing.assert_allclose(K.get_value(w), 4 * np.ones((3, 2)))
 
 
+@pytest.mark.parametrize("bad", [np.ones(3, np.complex64), np.array([1.0, 2.0, 3.0], object),
+                                 np.array(["a", "b", "c"])], ids=["complex", "object", "str"])
+def test_function_refuses_arrays_that_are_not_numbers(bad):
+    x = K.placeholder(shape=(None,), name="numbers")
+    f = K.function([x], [x * 2])
+    with pytest.raises(TypeError, match=f"input numbers \\(float32\\) cannot take an array of "
+                                        f"dtype {bad.dtype}"):
+        f([bad])
+    np.testing.assert_array_equal(f([np.array([True, False])])[0], [2, 0])
+
+
 def test_update_ops_and_eval():
     v = K.variable(np.ones((2, 2)))
     K.eval(K.update_add(v, np.full((2, 2), 2.0)))

@@ -58,6 +58,15 @@ def test_reductions(name, axis, keepdims):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+def test_reductions_of_lists_of_tensors_stack_them():
+    # BatchNormalization takes K.prod of a list of K.shape entries; TensorFlow packs such lists.
+    x = K.placeholder((None, 4, 3))
+    size = M.prod([K.shape(x)[a] for a in (0, 1)])
+    total = M.sum([[K.shape(x)[2], 2], (3, K.shape(x)[0])])
+    f = K.function([x], [size, total])
+    assert f([np.zeros((5, 4, 3), np.float32)]) == [20, 13]
+
+
 def test_arg_and_scans():
     np.testing.assert_array_equal(ev(M.argmax, X), np.argmax(X, -1))
     np.testing.assert_array_equal(ev(M.argmin, X, axis=1), np.argmin(X, 1))

@@ -133,6 +133,28 @@ TEST(Bind, SoftmaxShapeFollowsItsRowArgumentAsInPlaidML) {
 
 // ---- errors: each names the place and says what is wrong ----
 
+TEST(Bind, CheckedSizes) {
+  EXPECT_EQ(f32({2, 3}).checked_bytes(), 24);
+  EXPECT_EQ(f32({0, INT64_MAX, INT64_MAX}).checked_bytes(), 0);
+  EXPECT_EQ(f32({INT64_MAX / 4}).checked_bytes(), INT64_MAX / 4 * 4);
+  EXPECT_EQ(f32({INT64_MAX / 4 + 1}).checked_bytes(), std::nullopt);  // bytes overflow
+  EXPECT_EQ(f32({int64_t{1} << 32, int64_t{1} << 32}).checked_bytes(), std::nullopt);
+  EXPECT_EQ(too_large_message("T", f32({1000000, 1000000}), "cpu", 1 << 30),
+            "tensor 'T' float32[1000000, 1000000] needs 4000000000000 bytes; device cpu holds at "
+            "most 1073741824");
+  EXPECT_THROW(tensor_bytes("C", f32({int64_t{1} << 62, 4})), Error);
+}
+
+TEST(BindError, SizesThatOverflow) {
+  EXPECT_EQ(bind_error("function (A[N]) -> (C) {\n  C[i, j : 4294967296, 4294967296] = +(A[i]);\n}",
+                       {{"A", f32({4})}}),
+            "f.tile:2:3: error: tensor 'C' float32[4294967296, 4294967296] needs more than "
+            "9223372036854775807 bytes; no device holds that much");
+  EXPECT_EQ(bind_error("function (A[N, M]) -> (C) { C = A; }", {{"A", f32({int64_t{1} << 62, 3})}}),
+            "f.tile:1:11: error: tensor 'A' float32[4611686018427387904, 3] needs more than "
+            "9223372036854775807 bytes; no device holds that much");
+}
+
 TEST(BindError, DimensionBoundTwice) {
   EXPECT_EQ(bind_error("function (A[N], B[N]) -> (C) { C = add(A, B); }",
                        {{"A", f32({4})}, {"B", f32({3})}}),

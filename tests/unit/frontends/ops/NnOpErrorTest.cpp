@@ -281,5 +281,45 @@ TEST(NnOpError, Pooling) {
       {"global_max_pool: unknown data_format 'nchw'"});
 }
 
+// An attribute the op never asks for is a mistake (a typo, another framework's name), not a
+// no-op: OpRegistry::call names the op, the attribute and the ones the op knows.
+TEST(NnOpError, UnknownAttributes) {
+  Tensor x = f32({1, 8, 8, 3}), k = f32({3, 3, 3, 4});
+  expect_error(
+      [&] {
+        by_name("conv2d", {x, k}, {{"bogus", int64_t{1}}});
+      },
+      {"conv2d: unknown attribute 'bogus' (known: ", "dilation_rate", "padding", "strides"});
+  expect_error(
+      [&] {
+        by_name("conv2d", {x, k}, {{"dilations", int64_t{0}}});
+      },
+      {"conv2d: unknown attribute 'dilations'"});
+  expect_error(
+      [&] {
+        by_name("matmul", {f32({2, 3}), f32({3, 4})}, {{"transpose", true}});
+      },
+      {"matmul: unknown attribute 'transpose' (it takes none)"});
+  // Known attributes with bad values: each op's own message.
+  expect_error(
+      [&] {
+        by_name("conv2d", {x, k}, {{"dilation_rate", int64_t{0}}});
+      },
+      {"conv2d: dilation[0] is 0; dilation must be positive"});
+  expect_error(
+      [&] {
+        by_name("conv2d", {x, k}, {{"strides", std::vector<int64_t>{1, -2}}});
+      },
+      {"conv2d: strides[1] is -2; strides must be positive"});
+  expect_error(
+      [&] {
+        by_name("max_pool2d", {x}, {{"pool_size", int64_t{2}}, {"strides", int64_t{0}}});
+      },
+      {"max_pool2d: strides[0] is 0"});
+  EXPECT_EQ(by_name("conv2d", {x, k}, {{"dilation", int64_t{2}}, {"padding", std::string("same")}})
+                .size(),
+            1u);
+}
+
 }  // namespace
 }  // namespace tessera::ops

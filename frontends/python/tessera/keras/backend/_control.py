@@ -90,9 +90,27 @@ def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, co
     inputs = graph.as_tensor(inputs)
     if len(inputs.shape) < 3:
         raise ValueError("Input should be at least 3D.")
-    steps = _steps(inputs, "rnn", input_length)
     constants = list(constants or [])
     states = list(initial_states)
+    if inputs.shape[1] is None and input_length is None:
+        # Sequences of any length: unrolled when a function is compiled for a length. The first
+        # step is taken once outside, as TensorFlow's backend does: cells create what they keep
+        # across steps (dropout masks) then, from graph tensors rather than a build's values.
+        step_function(inputs[:, 0], states + constants)
+        n, has_mask = len(states), mask is not None
+        pieces = [inputs] + ([mask] if has_mask else []) + states + constants
+
+        def build(x, *rest):
+            m, rest = (rest[0], rest[1:]) if has_mask else (None, rest)
+            last, outs, new = rnn(step_function, x, list(rest[:n]), go_backwards, m,
+                                  list(rest[n:]))
+            return [last, outs] + list(new)
+
+        last, outs, *new = graph.deferred(build, pieces)
+        if getattr(inputs, "_uses_learning_phase", False):
+            last._uses_learning_phase = outs._uses_learning_phase = True
+        return last, outs, new
+    steps = _steps(inputs, "rnn", input_length)
     if mask is not None:
         mask = graph.as_tensor(mask)
         if mask.dtype != "bool":

@@ -124,6 +124,7 @@ def variable(value, dtype=None, name=None, constraint=None):
         raise TypeError(f"variable: unsupported dtype {dtype!r}") from e
     v = Variable(np.asarray(value, dtype=dt), dt, _scoped(name) if name else None)
     v._is_sparse = sparse
+    v.trainable = True  # as TensorFlow's variables: Keras tracks attributes that hold one
     v.constraint = constraint
     return _keras_tensor(v)
 
@@ -439,8 +440,9 @@ class Function:
         self._hidden = []
         fed = {id(x.node) for x in self.inputs}
         phase = _phase["placeholder"]
-        if phase is not None and id(phase.node) not in fed and \
-                any(n is phase.node for n in nodes):
+        # Fed whether or not the graph shows it: a deferred subgraph (an RNN over sequences of
+        # any length) may read it only once it is built.
+        if phase is not None and id(phase.node) not in fed:
             self._hidden.append((phase, np.asarray(False)))
         self._count = len(outs)
         self._fn = graph.Function(self.inputs + [x for x, _ in self._hidden],
@@ -449,13 +451,24 @@ class Function:
     def __call__(self, inputs):
         if isinstance(inputs, dict):
             inputs = [inputs[x] for x in self.inputs]
-        values = [v.toarray() if hasattr(v, "toarray") and hasattr(v, "tocoo") else v
-                  for v in inputs]
-        results = self._fn(list(values) + [v for _, v in self._hidden])
+        values = [_fed(x, v) for x, v in zip(self.inputs, inputs)]
+        results = self._fn(values + [v for _, v in self._hidden])
         for node, value in zip(self._prints, results[self._count:]):
             print(node._keras_print, value)
         # 0-d results as numpy scalars, as TensorFlow's session gives them.
         return [r[()] if np.ndim(r) == 0 else r for r in results[:self._count]]
+
+
+def _fed(x, value):
+    """A value fed to placeholder `x`, as an array of booleans, integers or floats: numpy would
+    cast complex numbers to real ones silently, and object or string arrays fail deep inside."""
+    if hasattr(value, "toarray") and hasattr(value, "tocoo"):  # a scipy sparse matrix
+        value = value.toarray()
+    a = np.asarray(value)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"input {x.name} ({x.dtype}) cannot take an array of dtype {a.dtype}: "
+                        "feed booleans, integers or floats")
+    return a
 
 
 def _update_list(updates):
@@ -524,11 +537,10 @@ def reset_uids():
 
 
 def clear_session():
-    """Forgets the uids, the learning phase and what the graph learned of earlier tensors (the
-    static-shape probes); tensors made before stay usable."""
+    """Forgets the uids and the learning phase. (The graph's static-shape probes hold tensors
+    weakly: a model that is no longer referenced is freed with its variables.)"""
     reset_uids()
     _phase["value"] = _phase["placeholder"] = None
-    graph._probes[:] = [graph.Realization(graph._probe_dims(i)) for i in range(2)]
 
 
 _manual_init = {"value": False}

@@ -392,12 +392,7 @@ def squeeze(x, axis):
 
 
 def stack(x, axis=0):
-    x = [_t(t) for t in x]
-    rank = _rank(x[0])
-    axis = int(axis)
-    if axis < 0:
-        axis += rank + 1
-    return ops.concatenate(*[ops.expand_dims(t, axis=axis) for t in x], axis=axis)
+    return graph.pack([_t(t) for t in x], int(axis))
 
 
 def one_hot(indices, num_classes):

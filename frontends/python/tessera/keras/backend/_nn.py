@@ -114,17 +114,35 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
                                          axis=int(axis))
 
 
+class _SparseTargetNode(graph.Node):
+    """Class ids reshaped to the output's shape without its class axis (Keras feeds (batch, 1)
+    for (batch, classes), or the output's rank with a unit class axis). While static shapes are
+    worked out, a target whose unknown sizes cannot match (Keras's targets have no known size)
+    is stood in for by one of the wanted shape; a run checks the real sizes."""
+
+    def __init__(self, target, output, axis):
+        super().__init__([target, output])
+        self.axis = axis
+
+    def realize(self, ctx, args):
+        target, output = ctx.native(args[0]), ctx.native(args[1])
+        want = [d for i, d in enumerate(output.shape) if i != self.axis]
+        if int(np.prod(target.shape)) == int(np.prod(want)):
+            return _native.reshape(target, want)
+        if ctx.probe:
+            return ctx.feed(None, target.dtype, want, "M")
+        raise ValueError(f"sparse_categorical_crossentropy: the target of shape "
+                         f"{list(target.shape)} holds no class id per position of the output "
+                         f"{list(output.shape)} without its class axis {self.axis}")
+
+
 def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
     """Integer class ids (often fed as floats, with a trailing unit axis) against probabilities
     or logits along `axis`."""
     output = _tensor(output)
     a = _axis(axis, output.ndim)
     target = graph.cast(_tensor(target), "int64")
-    sizes = graph.shape(output)
-    # The target holds one id per position of the output without its class axis.
-    want = [output.shape[i] if output.shape[i] is not None else sizes[i]
-            for i in range(output.ndim) if i != a]
-    target = graph.reshape(target, want)
+    target = graph._static(_SparseTargetNode(target, output, a))[0]
     return _ops.sparse_categorical_crossentropy(target, output, from_logits=bool(from_logits),
                                                 axis=a)
 
