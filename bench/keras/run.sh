@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo's epoch times on Tessera (cpu, opencl:0) and PlaidML 0.7 (llvm_cpu.0), side by side.
 #
-#   bench/keras/run.sh [--rounds 3] [--images 3000] [--epochs 3] [--engines "tessera:cpu ..."]
+#   bench/keras/run.sh [--rounds 3] [--images 3000] [--epochs 3] [--tune-seconds 60]
+#                      [--engines "tessera:cpu tessera:opencl:0 plaidml:llvm_cpu.0"]
 #
 # Each round runs every engine in turn, so that a slow spell of a shared machine hits them alike:
 # first a process with empty kernel caches ("cold": its epoch 1 compiles and tunes), then a second
@@ -17,7 +18,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-rounds=3 images=3000 epochs=3
+rounds=3 images=3000 epochs=3 tune_seconds=60
 engines="tessera:cpu tessera:opencl:0 plaidml:llvm_cpu.0"
 out=$repo/build/bench-keras/$(date +%Y%m%d-%H%M%S)
 while [[ $# -gt 0 ]]; do
@@ -25,6 +26,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds=$2; shift 2 ;;
     --images) images=$2; shift 2 ;;
     --epochs) epochs=$2; shift 2 ;;
+    --tune-seconds) tune_seconds=$2; shift 2 ;;
     --engines) engines=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "run.sh: unknown argument $1 (see the comment at the top)" >&2; exit 2 ;;
@@ -60,7 +62,8 @@ run_one() {
   echo "round $round: $engine $device, $phase ($n epochs of $images images)" >&2
   local line
   if line=$(env "${env[@]}" "$python" "$here/train_epochs.py" --images "$images" --epochs "$n" \
-              --label "$round $phase" 2>"$log" | tail -n 1) && [[ $line == "{"* ]]; then
+              --tune-seconds "$tune_seconds" --label "$round $phase" 2>"$log" | tail -n 1) &&
+     [[ $line == "{"* ]]; then
     echo "$line" >>"$results"
   else
     local why

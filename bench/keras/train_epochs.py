@@ -1,7 +1,8 @@
 """Trains the demo's small ResNet with Keras `fit` and prints each epoch's time as JSON.
 
 The same script runs under Tessera (Keras 2.3.1, KERAS_BACKEND=tessera.keras.backend, the
-project venv) and under PlaidML 0.7 (Keras 2.2.4, the venv of setup_plaidml.sh): same network,
+project venv; it tunes within --tune-seconds per program, as the demo does) and under PlaidML
+0.7 (Keras 2.2.4, the venv of setup_plaidml.sh): same network,
 same 3000 images, batch 16, SGD(0.05, momentum 0.9), as examples/keras/train_resnet.py. The one
 JSON line on stdout has the engine, the device, per-epoch seconds, losses and accuracies, and
 under Tessera the per-epoch compile statistics. run.sh calls it; alone:
@@ -74,6 +75,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--images", type=int, default=3000)
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--tune-seconds", type=float, default=60,
+                        help="Tessera's tuning budget per compiled program, as the demo's")
     parser.add_argument("--label", default="", help="copied into the JSON line")
     args = parser.parse_args()
 
@@ -85,6 +88,7 @@ def main():
     stats = None
     if engine == "tessera":
         import tessera
+        tessera.set_compile_options(tune_seconds=args.tune_seconds)
         device = tessera.get_device().name
         stats = getattr(tessera, "compile_stats", None)
         if os.path.exists(DEMO):
