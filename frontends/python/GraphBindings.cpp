@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <set>
 
 #include <pybind11/stl.h>
 
@@ -30,6 +31,12 @@ tile::DType parse_dtype(const std::string &name) {
   auto t = tile::parse_dtype(name);
   if (!t) throw EdslError("unknown dtype '" + name + "'");
   return *t;
+}
+
+/// The names of the ops that op libraries added.
+std::set<std::string> &loaded_op_names() {
+  static std::set<std::string> names;
+  return names;
 }
 
 /// Makes this module's symbols (the EDSL and the op registry) visible to libraries loaded after
@@ -62,6 +69,7 @@ std::vector<std::string> load_op_library(const std::string &path) {
   std::vector<std::string> added;
   for (const auto &name : op_registry().names())
     if (!std::binary_search(before.begin(), before.end(), name)) added.push_back(name);
+  loaded_op_names().insert(added.begin(), added.end());
   return added;
 }
 
@@ -105,7 +113,17 @@ void bind_graph(py::module_ &m) {
         return op_registry().call(name, inputs, to_attrs(name, kwargs));
       },
       "A registered op of the op library on EDSL tensors; returns its outputs.");
-  m.def("op_names", [] { return op_registry().names(); });
+  m.def(
+      "op_names",
+      [](bool loaded) {
+        std::vector<std::string> names;
+        for (const auto &name : op_registry().names())
+          if (loaded || !loaded_op_names().count(name)) names.push_back(name);
+        return names;
+      },
+      py::arg("loaded") = true,
+      "The ops tessera.op and tessera.ops know; loaded=False: the op library's alone, without "
+      "those op libraries added.");
   m.def("load_op_library", &load_op_library, py::arg("path"),
         "Loads a shared library of custom ops (extern \"C\" tessera_register_ops(OpRegistry &)); "
         "returns the names of the ops it added.");

@@ -48,6 +48,11 @@ def test_a_self_attention_layer_trains_through_the_custom_op():
     assert losses[-1] < 0.5 * losses[0]
 
 
+def test_loaded_ops_are_told_apart_from_the_op_library():
+    assert "attention" in ts.op_names() and "attention" not in ts.op_names(loaded=False)
+    assert "conv2d" in ts.op_names(loaded=False)
+
+
 def test_a_library_without_the_entry_point_is_refused_with_its_path():
     with pytest.raises(ts.TileError, match="not an op library"):
         ts.load_op_library(ts._native.__file__)
