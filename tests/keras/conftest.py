@@ -31,6 +31,7 @@ What this file does, in order:
 import atexit
 import collections
 import fnmatch
+import importlib
 import json
 import os
 import pathlib
@@ -170,6 +171,16 @@ def _seed_from_node_id(request):
     seed = zlib.crc32(request.node.nodeid.encode())
     random.seed(seed)
     np.random.seed(seed)
+
+
+@pytest.fixture(autouse=True)
+def _clear_session_after_test():
+    """Keras's own tests/conftest.py clears the session after each test for TensorFlow and CNTK
+    only (K.backend() names neither here). Without it a test's K.set_learning_phase leaks into
+    the next ones, as it would on TensorFlow. (keras.backend has no clear_session for a backend
+    it does not know: the backend module's own is called.)"""
+    yield
+    importlib.import_module(BACKEND).clear_session()
 
 
 def pytest_report_header(config):
