@@ -13,9 +13,6 @@ CASES = Path(__file__).resolve().parents[1] / "cases"
 
 def known_reason(program_text, finding):
     """Why a finding is expected today, or None when it is new."""
-    if finding.kind == "nan-lost" and any(f"= {a}(" in program_text for a in "<>"):
-        return ("compiled devices ignore NaN in max/min contractions (issue 19 item 7; interp propagates "
-                "NaN as docs/tile-semantics.md says; being fixed on another branch)")
     if finding.device == "vulkan:0" and finding.kind == "nan-lost" and "div(0.0" in program_text.replace(" ", ""):
         return ("vulkan:0 (lavapipe) gives 0 for 0.0 / x where x is 0 (interp, cpu and opencl:0 give NaN): "
                 "the literal 0.0 divided by a tensor folds to 0 in the GLSL path")
