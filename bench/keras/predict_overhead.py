@@ -22,6 +22,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLE = os.path.join(HERE, "..", "..", "examples", "keras")  # small_resnet.py: the model
 
 
 def timed(calls, repeats, warmup=2):
@@ -134,8 +135,8 @@ def predict(keras, args):
 
 
 def fit(keras, args):
-    sys.path.insert(0, HERE)
-    import demo_model
+    sys.path.insert(0, EXAMPLE)
+    import small_resnet as demo_model
     batch = 16
     images, labels = demo_model.synthetic_images(args.fit_images // batch * batch)
     batches = len(images) // batch

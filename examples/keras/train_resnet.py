@@ -21,42 +21,7 @@ import numpy as np  # noqa: E402
 import tessera  # noqa: E402
 import tessera.keras  # noqa: E402,F401  (Python 3.11 aliases before Keras is imported)
 import keras  # noqa: E402
-from keras import layers  # noqa: E402
-
-
-def synthetic_images(count, size=100, classes=4, seed=0):
-    """Images whose class is the orientation of a faint stripe pattern under noise."""
-    rng = np.random.default_rng(seed)
-    labels = rng.integers(0, classes, count)
-    yy, xx = np.mgrid[0:size, 0:size] / size
-    angles = np.pi * np.arange(classes) / classes
-    patterns = np.stack([np.sin(2 * np.pi * 6 * (np.cos(a) * xx + np.sin(a) * yy)) for a in angles])
-    images = 0.5 * patterns[labels][..., None] + rng.normal(0, 0.5, (count, size, size, 3))
-    return images.astype(np.float32), keras.utils.to_categorical(labels, classes)
-
-
-def residual_block(x, filters, stride):
-    shortcut = x
-    y = layers.Conv2D(filters, 3, strides=stride, padding="same", use_bias=False)(x)
-    y = layers.BatchNormalization()(y)
-    y = layers.Activation("relu")(y)
-    y = layers.Conv2D(filters, 3, padding="same", use_bias=False)(y)
-    y = layers.BatchNormalization()(y)
-    if stride != 1 or int(x.shape[-1]) != filters:
-        shortcut = layers.Conv2D(filters, 1, strides=stride, use_bias=False)(x)
-        shortcut = layers.BatchNormalization()(shortcut)
-    return layers.Activation("relu")(layers.add([y, shortcut]))
-
-
-def small_resnet(classes=4):
-    inputs = layers.Input((100, 100, 3))
-    x = layers.Conv2D(16, 3, strides=2, padding="same", use_bias=False)(inputs)
-    x = layers.BatchNormalization()(x)
-    x = layers.Activation("relu")(x)
-    for filters, stride in ((16, 1), (32, 2), (32, 1), (64, 2)):
-        x = residual_block(x, filters, stride)
-    x = layers.GlobalAveragePooling2D()(x)
-    return keras.models.Model(inputs, layers.Dense(classes, activation="softmax")(x))
+from small_resnet import sgd, small_resnet, synthetic_images  # noqa: E402  (beside this file)
 
 
 class EpochReport(keras.callbacks.Callback):
@@ -90,7 +55,7 @@ def main():
           f"{os.environ.get('TESSERA_CACHE', '~/.cache/tessera/kernels.db')}", flush=True)
     images, labels = synthetic_images(args.images)
     model = small_resnet()
-    model.compile(keras.optimizers.SGD(lr=0.05, momentum=0.9), "categorical_crossentropy",
+    model.compile(sgd(), "categorical_crossentropy",
                   metrics=["accuracy"])
     model.fit(images, labels, batch_size=16, epochs=args.epochs, verbose=0,
               callbacks=[EpochReport()])

@@ -1,9 +1,8 @@
-"""The demo's model and data (examples/keras/train_resnet.py), written for Keras 2.2.4 and 2.3.1.
+"""The demo's model and data: a small ResNet and synthetic stripe images in 4 classes.
 
-A copy, not an import: the demo imports tessera at the top, and its `int(x.shape[-1])` works on
-Tessera's tensors but not on PlaidML's (their `.shape` is a PlaidML Shape); `K.int_shape` works on
-both. train_epochs.py checks under Tessera that this copy builds the same network and the same
-images as the demo, so the two cannot drift apart unnoticed.
+One module for examples/keras/train_resnet.py and bench/keras (which also runs it on PlaidML 0.7
+with Keras 2.2.4): it imports no Tessera, and uses only what Keras 2.2.4 and 2.3.1 both have
+(`K.int_shape`, not `int(x.shape[-1])`, which PlaidML's tensors lack).
 """
 import numpy as np
 import keras
