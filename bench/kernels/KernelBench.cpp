@@ -9,12 +9,14 @@
 
 #include <random>
 #include <string>
+#include <thread>
 
 #include <benchmark/benchmark.h>
 #include <dnnl.hpp>
 
 #include "backends/Registry.h"
 #include "bench/kernels/ScratchCache.h"
+#include "bench/peak/FmaPeak.h"
 #include "tile/Parser.h"
 
 extern "C" char *openblas_get_config();
@@ -29,6 +31,17 @@ HostTensor random_tensor(std::vector<int64_t> shape, uint32_t seed) {
   std::uniform_real_distribution<float> u(-1, 1);
   for (int64_t i = 0; i < t.elements(); ++i) t.as<float>()[i] = u(rng);
   return t;
+}
+
+// FLOP/s (items/s) and their share of this CPU's FMA peak, measured once per process on as many
+// threads as Tessera's pool, OpenBLAS and oneDNN use (one per core the machine gives).
+void count_flops(benchmark::State &state, double flops) {
+  static const double peak =
+      tessera::bench::measure_fma_peak(static_cast<int>(std::thread::hardware_concurrency()))
+          .flops_per_second;
+  state.SetItemsProcessed(static_cast<int64_t>(flops) * state.iterations());
+  state.counters["of_peak"] = benchmark::Counter(
+      flops * static_cast<double>(state.iterations()) / peak, benchmark::Counter::kIsRate);
 }
 
 // Compiles `text` for `cpu` once and times Executable::run. Untuned: the cost model's schedules
@@ -50,7 +63,7 @@ void run_tessera(benchmark::State &state, const std::string &text, const tessera
   if (tuned && !exe->report().kernels.empty())
     state.SetLabel(exe->report().kernels.front().schedule);
   for (auto _ : state) benchmark::DoNotOptimize(exe->run(inputs));
-  state.SetItemsProcessed(static_cast<int64_t>(flops) * state.iterations());
+  count_flops(state, flops);
 }
 
 void sgemm_tessera(benchmark::State &state, bool tuned) {
@@ -69,7 +82,7 @@ void BM_Sgemm_OpenBLAS(benchmark::State &state) {
   for (auto _ : state)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.as<float>(), n,
                 b.as<float>(), n, 0.f, c.as<float>(), n);
-  state.SetItemsProcessed(static_cast<int64_t>(2.0 * n * n * n) * state.iterations());
+  count_flops(state, 2.0 * n * n * n);
   state.SetLabel(openblas_get_config());
 }
 
@@ -137,7 +150,7 @@ void BM_Conv_OneDNN(benchmark::State &state) {
     conv.execute(strm, {{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}});
     strm.wait();
   }
-  state.SetItemsProcessed(static_cast<int64_t>(conv_flops(c)) * state.iterations());
+  count_flops(state, conv_flops(c));
 }
 
 }  // namespace

@@ -25,6 +25,9 @@ void add_grad_command(CLI::App &app);
 
 /// `tessera tune PROG.tile ...`: tunes every kernel into the kernel cache (TuneCommand.cpp).
 void add_tune_command(CLI::App &app);
+/// `tessera bench MODEL [--batch 1,8] [--train] [--json FILE] ...`: times a zoo model
+/// (BenchCommand.cpp).
+void add_bench_command(CLI::App &app);
 /// `tessera cache stats|list|export FILE|import FILE|clear [--json]` (CacheCommand.cpp).
 void add_cache_command(CLI::App &app);
 

@@ -28,6 +28,7 @@ int main(int argc, char **argv) {
   tessera::cli::add_grad_command(app);
   tessera::cli::add_tune_command(app);
   tessera::cli::add_cache_command(app);
+  tessera::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
