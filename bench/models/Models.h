@@ -33,12 +33,12 @@ struct Weight {
 
 struct Model {
   std::string name;
-  Tensor input;                // placeholder "X": float32 NHWC images, or int32 [B, S] token ids
-  Tensor output;               // the network's output ("Y" in programs and graphs)
+  Tensor input;                 // placeholder "X": float32 NHWC images, or int32 [B, S] token ids
+  Tensor output;                // the network's output ("Y" in programs and graphs)
   std::vector<Weight> weights;  // in creation order; names unique ("conv1_w", "conv1_bn_gamma")
-  HostTensor sample_input;     // a valid input of X's type, drawn from the seed
-  double flops = 0;            // floating-point operations of one forward pass (2 per multiply-add)
-  std::string graph_json;      // the layer graph (docs/bench-models.md)
+  HostTensor sample_input;      // a valid input of X's type, drawn from the seed
+  double flops = 0;        // floating-point operations of one forward pass (2 per multiply-add)
+  std::string graph_json;  // the layer graph (docs/bench-models.md)
 
   /// X, then every weight's placeholder: the order the program's inputs take.
   std::vector<Tensor> inputs() const;
