@@ -37,8 +37,8 @@ struct Model {
   Tensor output;                // the network's output ("Y" in programs and graphs)
   std::vector<Weight> weights;  // in creation order; names unique ("conv1_w", "conv1_bn_gamma")
   HostTensor sample_input;      // a valid input of X's type, drawn from the seed
-  double flops = 0;        // floating-point operations of one forward pass (2 per multiply-add)
-  std::string graph_json;  // the layer graph (docs/bench-models.md)
+  double flops = 0;             // one forward pass: 2 per multiply-add of conv2d, dense and matmul
+  std::string graph_json;       // the layer graph (docs/bench-models.md)
 
   /// X, then every weight's placeholder: the order the program's inputs take.
   std::vector<Tensor> inputs() const;
