@@ -105,7 +105,7 @@ Model build_inception_v3(const ModelOptions &options) {
   x = mixed_8x8(n, x);  // mixed9
   x = mixed_8x8(n, x);  // mixed10
   x = b.global_avg_pool(x);
-  return b.finish(b.softmax(b.dense(x, "predictions", 1000)));
+  return b.finish(b.softmax(b.dense(x, "predictions", 1000, true, 1.0)));
 }
 
 }  // namespace tessera::models

@@ -131,9 +131,10 @@ Tensor LayerBuilder::conv2d(const Tensor &x, const std::string &name, const Conv
                  {"groups", spec.groups}});
 }
 
-Tensor LayerBuilder::batch_norm(const Tensor &x, const std::string &name, double epsilon) {
+Tensor LayerBuilder::batch_norm(const Tensor &x, const std::string &name, double epsilon,
+                                double gamma_center) {
   std::vector<int64_t> c{x.shape().back()};
-  Tensor gamma = uniform_weight(name + "_gamma", c, 0.8, 1.2);
+  Tensor gamma = uniform_weight(name + "_gamma", c, 0.8 * gamma_center, 1.2 * gamma_center);
   Tensor beta = uniform_weight(name + "_beta", c, -0.1, 0.1);
   Tensor mean = uniform_weight(name + "_mean", c, -0.1, 0.1);
   Tensor variance = uniform_weight(name + "_variance", c, 0.8, 1.2);
@@ -141,10 +142,10 @@ Tensor LayerBuilder::batch_norm(const Tensor &x, const std::string &name, double
   return record(y, "batch_norm", {x, gamma, beta, mean, variance}, {{"epsilon", epsilon}});
 }
 
-Tensor LayerBuilder::dense(const Tensor &x, const std::string &name, int64_t units, bool bias) {
+Tensor LayerBuilder::dense(const Tensor &x, const std::string &name, int64_t units, bool bias,
+                           double gain) {
   int64_t in = x.shape().back();
-  // He-normal: the zoo's dense layers feed a relu or gelu, or are the logits.
-  Tensor w = normal_weight(name + "_w", {in, units}, 0, std::sqrt(2.0 / double(in)));
+  Tensor w = normal_weight(name + "_w", {in, units}, 0, std::sqrt(gain / double(in)));
   Tensor b = bias ? uniform_weight(name + "_b", {units}, -0.1, 0.1) : Tensor();
   Tensor y = ops::dense(x, w, b);
   flops_ += 2.0 * double(elements(y.shape())) * double(in);

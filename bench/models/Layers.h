@@ -65,8 +65,15 @@ class LayerBuilder {
 
   // Layers with weights; `name` prefixes the weights' names ("conv1" -> "conv1_w", "conv1_b").
   Tensor conv2d(const Tensor &x, const std::string &name, const ConvSpec &spec);
-  Tensor batch_norm(const Tensor &x, const std::string &name, double epsilon = 1e-3);
-  Tensor dense(const Tensor &x, const std::string &name, int64_t units, bool bias = true);
+  /// Batch norm with gamma near `gamma` (uniform within 20%), beta and mean near 0, variance
+  /// near 1. The statistics are not the data's, so a batch norm does not renormalize: the last
+  /// one of a residual branch takes a small gamma (0.25), else every residual add would double the
+  /// variance (2^16 through ResNet-50's blocks, and one-hot probabilities).
+  Tensor batch_norm(const Tensor &x, const std::string &name, double epsilon = 1e-3,
+                    double gamma = 1.0);
+  /// Weights normal with variance gain / IN: 2 (He) before a relu or gelu, 1 for logits.
+  Tensor dense(const Tensor &x, const std::string &name, int64_t units, bool bias = true,
+               double gain = 2.0);
   Tensor layer_norm(const Tensor &x, const std::string &name, double epsilon);
   /// Rows of `table` for the ids.
   Tensor gather(const Tensor &table, const Tensor &ids);

@@ -7,8 +7,9 @@ namespace tessera::models {
 
 namespace {
 
-Tensor conv_bn(LayerBuilder &b, const Tensor &x, const std::string &name, const ConvSpec &spec) {
-  return b.batch_norm(b.conv2d(x, name, spec), name + "_bn");
+Tensor conv_bn(LayerBuilder &b, const Tensor &x, const std::string &name, const ConvSpec &spec,
+               double gamma = 1.0) {
+  return b.batch_norm(b.conv2d(x, name, spec), name + "_bn", 1e-3, gamma);
 }
 
 /// Keras' _inverted_res_block. A stride-2 block pads as Keras' correct_pad does (TensorFlow's
@@ -25,10 +26,11 @@ Tensor inverted_res_block(LayerBuilder &b, const Tensor &x, int64_t in, int64_t 
   y = b.relu6(
       conv_bn(b, y, name + "_depthwise",
               {.kh = 3, .kw = 3, .filters = channels, .stride = stride, .groups = channels}));
-  y = conv_bn(b, y, name + "_project", {.filters = b.width(filters)});
-  if (in == filters && stride == 1)  // on the full widths, so that the structure never changes
-    return b.add(x, y);
-  return y;
+  // On the full widths, so that the structure never changes. A residual branch ends in a small
+  // gamma (LayerBuilder::batch_norm says why).
+  bool residual = in == filters && stride == 1;
+  y = conv_bn(b, y, name + "_project", {.filters = b.width(filters)}, residual ? 0.25 : 1.0);
+  return residual ? b.add(x, y) : y;
 }
 
 }  // namespace
@@ -51,7 +53,7 @@ Model build_mobilenet_v2(const ModelOptions &options) {
   }
   x = b.relu6(conv_bn(b, x, "Conv_1", {.filters = b.width(1280)}));
   x = b.global_avg_pool(x);
-  return b.finish(b.softmax(b.dense(x, "predictions", 1000)));
+  return b.finish(b.softmax(b.dense(x, "predictions", 1000, true, 1.0)));
 }
 
 }  // namespace tessera::models

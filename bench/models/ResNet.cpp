@@ -10,9 +10,13 @@ namespace {
 // keras.applications.resnet's batch-norm epsilon.
 constexpr double kResNetEpsilon = 1.001e-5;
 
-Tensor conv_bn(LayerBuilder &b, const Tensor &x, const std::string &name, const ConvSpec &spec) {
-  return b.batch_norm(b.conv2d(x, name, spec), name + "_bn", kResNetEpsilon);
+Tensor conv_bn(LayerBuilder &b, const Tensor &x, const std::string &name, const ConvSpec &spec,
+               double gamma = 1.0) {
+  return b.batch_norm(b.conv2d(x, name, spec), name + "_bn", kResNetEpsilon, gamma);
 }
+
+// The last batch norm of a residual branch (LayerBuilder::batch_norm says why).
+constexpr double kBranchGamma = 0.25;
 
 /// Keras' block1: 1x1 (with the stride), 3x3, 1x1 to 4 * filters, and a projection shortcut
 /// when `project`, else the identity.
@@ -26,7 +30,7 @@ Tensor bottleneck(LayerBuilder &b, const Tensor &x, const std::string &name, int
       conv_bn(b, x, name + "_1", {.filters = b.width(filters), .stride = stride, .bias = true}));
   y = b.relu(
       conv_bn(b, y, name + "_2", {.kh = 3, .kw = 3, .filters = b.width(filters), .bias = true}));
-  y = conv_bn(b, y, name + "_3", {.filters = b.width(4 * filters), .bias = true});
+  y = conv_bn(b, y, name + "_3", {.filters = b.width(4 * filters), .bias = true}, kBranchGamma);
   return b.relu(b.add(shortcut, y));
 }
 
@@ -40,7 +44,7 @@ Tensor residual_block(LayerBuilder &b, const Tensor &x, const std::string &name,
                    name + "_bn1");
   y = b.relu(y);
   y = b.batch_norm(b.conv2d(y, name + "_conv2", {.kh = 3, .kw = 3, .filters = b.width(filters)}),
-                   name + "_bn2");
+                   name + "_bn2", 1e-3, kBranchGamma);
   Tensor shortcut = x;
   if (stride != 1 || in != filters)  // on the full widths, so that the structure never changes
     shortcut =
@@ -71,7 +75,7 @@ Model build_resnet50(const ModelOptions &options) {
       x = bottleneck(b, x, name, filters[stage], stride, block == 0);
     }
   x = b.global_avg_pool(x);
-  return b.finish(b.softmax(b.dense(x, "predictions", 1000)));
+  return b.finish(b.softmax(b.dense(x, "predictions", 1000, true, 1.0)));
 }
 
 Model build_small_resnet(const ModelOptions &options) {
@@ -87,7 +91,7 @@ Model build_small_resnet(const ModelOptions &options) {
     in = filters;
   }
   x = b.global_avg_pool(x);
-  return b.finish(b.softmax(b.dense(x, "predictions", 10)));
+  return b.finish(b.softmax(b.dense(x, "predictions", 10, true, 1.0)));
 }
 
 }  // namespace tessera::models

@@ -23,7 +23,7 @@ Model build_vgg16(const ModelOptions &options) {
   x = b.flatten(x);
   x = b.relu(b.dense(x, "fc1", b.width(4096)));
   x = b.relu(b.dense(x, "fc2", b.width(4096)));
-  return b.finish(b.softmax(b.dense(x, "predictions", 1000)));
+  return b.finish(b.softmax(b.dense(x, "predictions", 1000, true, 1.0)));
 }
 
 }  // namespace tessera::models
