@@ -55,8 +55,7 @@ double seconds_of(const Kernel &k, int threads, long iterations) {
   std::atomic<float> sink{0};
   auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&] { sink = sink + k.run(iterations); });
+  for (int t = 0; t < threads; ++t) pool.emplace_back([&] { sink = sink + k.run(iterations); });
   for (auto &t : pool) t.join();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -74,7 +73,8 @@ FmaPeak measure_fma_peak(int threads, double seconds, int repeats) {
   double best = 0;
   for (int r = 0; r < repeats; ++r) {
     double s = seconds_of(k, threads, iterations);
-    best = std::max(best, static_cast<double>(k.flops_per_iteration) * static_cast<double>(iterations) * threads / s);
+    best = std::max(best, static_cast<double>(k.flops_per_iteration) *
+                              static_cast<double>(iterations) * threads / s);
   }
   return {best, k.isa};
 }

@@ -111,18 +111,19 @@ struct Row {
 nlohmann::json row_json(const Row &row, bool train, double peak) {
   const BenchResult &r = row.result;
   double median = percentile(r.latencies, 0.5);
-  nlohmann::json j = {{"batch", row.batch},
-                      {"cold_compile_seconds", r.cold_compile_seconds},
-                      {"cached_compile_seconds", r.cached_compile_seconds},
-                      {"kernels", r.kernels},
-                      {"cold_cache_hits", r.cold_cache_hits},
-                      {"tuning_trials", r.tuning_trials},
-                      {"passes", r.passes},
-                      {"latency_median_ms", median * 1e3},
-                      {"latency_p90_ms", percentile(r.latencies, 0.9) * 1e3},
-                      {"mean_ms", mean(r.latencies) * 1e3},
-                      {"items_per_second", static_cast<double>(row.batch * r.passes) / r.wall_seconds},
-                      {"forward_flops", row.flops}};
+  nlohmann::json j = {
+      {"batch", row.batch},
+      {"cold_compile_seconds", r.cold_compile_seconds},
+      {"cached_compile_seconds", r.cached_compile_seconds},
+      {"kernels", r.kernels},
+      {"cold_cache_hits", r.cold_cache_hits},
+      {"tuning_trials", r.tuning_trials},
+      {"passes", r.passes},
+      {"latency_median_ms", median * 1e3},
+      {"latency_p90_ms", percentile(r.latencies, 0.9) * 1e3},
+      {"mean_ms", mean(r.latencies) * 1e3},
+      {"items_per_second", static_cast<double>(row.batch * r.passes) / r.wall_seconds},
+      {"forward_flops", row.flops}};
   if (!train) j["gflops_per_second"] = row.flops / median * 1e-9;
   if (!train && peak > 0) j["share_of_fma_peak"] = row.flops / median / peak;
   std::vector<double> ms;
@@ -153,12 +154,22 @@ void print_table(const BenchOptions &o, const std::string &device, const std::ve
   }
 }
 
-std::optional<TunePolicy> policy_named(const std::string &name) {
-  if (name.empty()) return std::nullopt;
+/// The policy of --tune, else of TESSERA_TUNE (the default every compile takes).
+TunePolicy policy_named(const std::string &name) {
+  if (name.empty()) return tune_policy_from_env();
   if (name == "online") return TunePolicy::Online;
   if (name == "cached") return TunePolicy::Cached;
   if (name == "off") return TunePolicy::Off;
   fail("--tune: unknown policy '" + name + "' (known: online, cached, off)");
+}
+
+const char *policy_name(TunePolicy policy) {
+  switch (policy) {
+    case TunePolicy::Online: return "online";
+    case TunePolicy::Cached: return "cached";
+    case TunePolicy::Off: return "off";
+  }
+  return "?";
 }
 
 void bench(BenchOptions o) {
@@ -200,9 +211,8 @@ void bench(BenchOptions o) {
     progress(prefix + "building the model");
     models::Model model = models::build_model(o.model, o.sizes);
     BenchProgram program = bench_program(model, o.train, o.learning_rate, o.sizes.seed);
-    BenchResult r = run_bench(program, o.config, [&](const std::string &phase) {
-      progress(prefix + phase);
-    });
+    BenchResult r =
+        run_bench(program, o.config, [&](const std::string &phase) { progress(prefix + phase); });
     rows.push_back({batch, model.flops, std::move(r)});
   }
   progress.finish();
@@ -218,7 +228,7 @@ void bench(BenchOptions o) {
                         {"streams", o.config.streams},
                         {"iterations", o.config.iterations},
                         {"warmup", o.config.warmup},
-                        {"tune", o.tune.empty() ? "default" : o.tune},
+                        {"tune", policy_name(*o.config.policy)},
                         {"tessera_version", TESSERA_VERSION},
                         {"results", results}};
     if (peak.flops_per_second > 0)
@@ -235,14 +245,16 @@ void add_bench_command(CLI::App &app) {
   auto o = std::make_shared<BenchOptions>();
   std::string names;
   for (const auto &n : models::model_names()) names += (names.empty() ? "" : ", ") + n;
-  CLI::App *cmd = app.add_subcommand("bench", "Compile and time a model of the zoo (" + names + ")");
+  CLI::App *cmd =
+      app.add_subcommand("bench", "Compile and time a model of the zoo (" + names + ")");
   cmd->add_option("model", o->model, "The model: " + names)->required();
   cmd->add_option("--batch", o->batches, "Batch sizes, comma-separated (default 1)")
       ->delimiter(',');
   add_device_option(*cmd, o->config.device,
                     "Device to run on (default: $TESSERA_DEVICE or the first device)");
-  cmd->add_flag("--train", o->train,
-                "Time a training step: forward, gradient, SGD update of weights kept on the device");
+  cmd->add_flag(
+      "--train", o->train,
+      "Time a training step: forward, gradient, SGD update of weights kept on the device");
   cmd->add_option("--lr", o->learning_rate, "The training step's learning rate (default 0.01)");
   cmd->add_option("--streams", o->config.streams, "Passes in flight at once, one thread each")
       ->check(CLI::PositiveNumber);
@@ -254,7 +266,8 @@ void add_bench_command(CLI::App &app) {
   cmd->add_option("--emit-tile", o->emit_dir,
                   "Write the program (DIR/MODEL.tile), its spec, layer graph, weights and sample "
                   "input instead of timing it");
-  cmd->add_option("--tune", o->tune, "Tuning policy: online, cached or off (default: $TESSERA_TUNE)");
+  cmd->add_option("--tune", o->tune,
+                  "Tuning policy: online, cached or off (default: $TESSERA_TUNE)");
   cmd->add_option("--cache", o->config.cache_path,
                   "Kernel cache to compile with (default: an empty one, so that the first "
                   "compile is cold)");

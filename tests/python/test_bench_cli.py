@@ -67,7 +67,7 @@ def test_emitted_program_runs_with_its_weights(tessera, tmp_path):
     (["small_resnet", "--train", "--streams", "2"], "--train runs one stream"),
     (["small_resnet", "--batch", "1,2", "--emit-tile", "d"], "give one --batch"),
     (["small_resnet", "--tune", "bogus"], "unknown policy 'bogus'"),
-    (["small_resnet", "--image-size", "2"], "small_resnet"),
+    (["inception_v3", "--image-size", "20"], "inception_v3: the input is too small"),
 ])
 def test_errors(tessera, tmp_path, args, message):
     proc = tessera("bench", *args, check=False, cwd=tmp_path)
