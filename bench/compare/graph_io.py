@@ -1,0 +1,52 @@
+"""Reads a model directory that `tessera bench MODEL --emit-tile DIR` writes (docs/bench-models.md):
+DIR/MODEL.graph.json (the layer graph), DIR/weights/NAME.npy and DIR/X.npy.
+
+Numpy only, so that every engine's venv (numpy 1.x in the project venv, 2.x in the peers') can use it.
+"""
+import json
+import pathlib
+
+import numpy as np
+
+
+class Model:
+    """A layer graph with its weights and sample input, loaded from a model directory."""
+
+    def __init__(self, directory):
+        self.dir = pathlib.Path(directory)
+        graphs = sorted(self.dir.glob("*.graph.json"))
+        if len(graphs) != 1:
+            raise ValueError(f"{self.dir}: expected one *.graph.json, found {[g.name for g in graphs]}")
+        self.graph_path = graphs[0]
+        self.graph = json.loads(self.graph_path.read_text())
+        self.name = self.graph["model"]
+        self.nodes = self.graph["nodes"]
+        self.inputs = self.graph["inputs"]
+        self.outputs = self.graph["outputs"]
+        self.weights = {w["name"]: np.load(self.dir / "weights" / f"{w['name']}.npy")
+                        for w in self.graph["weights"]}
+        for w in self.graph["weights"]:
+            got = self.weights[w["name"]]
+            if list(got.shape) != list(w["shape"]):
+                raise ValueError(f"weight {w['name']}: file has shape {got.shape}, graph says {w['shape']}")
+
+    @property
+    def tile_path(self):
+        return self.dir / f"{self.name}.tile"
+
+    @property
+    def spec_path(self):
+        return self.dir / f"{self.name}.spec.json"
+
+    def sample_input(self):
+        """DIR/X.npy: the one input every engine is checked on."""
+        return np.load(self.dir / "X.npy")
+
+    def input_is_image(self):
+        x = self.inputs[0]
+        return len(x["shape"]) == 4 and x.get("layout", "NHWC") == "NHWC"
+
+
+def pool_output_size(size, window, stride, pad_begin, pad_end, dilation=1):
+    """Output length of a convolution or pool along one axis (floor mode, as the op library)."""
+    return (size + pad_begin + pad_end - dilation * (window - 1) - 1) // stride + 1
