@@ -50,3 +50,22 @@ class Model:
 def pool_output_size(size, window, stride, pad_begin, pad_end, dilation=1):
     """Output length of a convolution or pool along one axis (floor mode, as the op library)."""
     return (size + pad_begin + pad_end - dilation * (window - 1) - 1) // stride + 1
+
+
+def program_inputs(model, names):
+    """The arrays for a Tile program's inputs `names` (X, then every weight in the graph's order, as
+    docs/bench-models.md says), matched by name; should the program spell a weight's name otherwise
+    (a Tile identifier is stricter than a file name), by position."""
+    x_name = model.inputs[0]["name"]
+    weights = [w["name"] for w in model.graph["weights"]]
+    arrays = {}
+    rest = [n for n in names if n != x_name]
+    if all(n in model.weights for n in rest):
+        arrays.update({n: model.weights[n] for n in rest})
+    elif len(rest) == len(weights):
+        arrays.update({n: model.weights[w] for n, w in zip(rest, weights)})
+    else:
+        raise ValueError(f"{model.tile_path}: inputs {names[:4]}... do not match the graph's X and "
+                         f"{len(weights)} weights")
+    arrays[x_name if x_name in names else names[0]] = model.sample_input()
+    return arrays

@@ -9,6 +9,7 @@ import numpy as np
 import tessera as ts
 from tessera import _native
 
+from graph_io import program_inputs
 from worker_common import serve
 
 
@@ -25,11 +26,9 @@ class TesseraEngine:
         program = _native.build([("Y", out)], [ph[n] for n in in_names])
         self.device = ts.Device(args.device)
         self.exe = self.device.compile(program)
-        self.x_name = model.inputs[0]["name"]
-        x = model.sample_input()
-        self.inputs = {n: self.device.upload(np.ascontiguousarray(model.weights[n]))
-                       for n in in_names if n != self.x_name}
-        self.inputs[self.x_name] = self.device.upload(x)
+        arrays = program_inputs(model, in_names)
+        self.x_name = model.inputs[0]["name"] if model.inputs[0]["name"] in in_names else in_names[0]
+        self.inputs = {n: self.device.upload(np.ascontiguousarray(a)) for n, a in arrays.items()}
 
     def infer(self, x):
         self.inputs[self.x_name].write(x)
