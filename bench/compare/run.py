@@ -173,6 +173,9 @@ def compare_model(model_name, batch, engines, args, results):
         workers[engine].ask(cmd="run", iterations=2)
     for r in range(args.rounds):
         for engine in order[r % len(order):] + order[:r % len(order)]:
+            # Thread pools spin a while after a run (OpenMP's block time, ORT's spinning): on 2 cores
+            # a spinning neighbour would stall the next engine's barriers, so the turn waits them out.
+            time.sleep(args.pause)
             entries[engine]["times"] += workers[engine].ask(cmd="run", iterations=entries[engine]["iterations"])["times"]
     for engine, w in workers.items():
         w.close()
@@ -190,6 +193,7 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iterations", type=int, default=10)
     p.add_argument("--reference", default="ort")
+    p.add_argument("--pause", type=float, default=0.5, help="seconds between two engines' turns")
     p.add_argument("--bench-args", default="", help="more `tessera bench` options, e.g. '--image-size 64'")
     p.add_argument("--tessera-tune", default="", help="TESSERA_TUNE for the Tessera workers (online, cached, off)")
     p.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "compare")
