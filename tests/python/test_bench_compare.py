@@ -166,3 +166,26 @@ def test_zoo_graph_is_the_tile_program(model, tmp_path):
     assert y.shape == ref.shape
     err = np.abs(y - ref).max() / np.abs(ref).max()
     assert err < 1e-4, f"{model}: max |tessera - graph| is {err:.3g} of max |graph|"
+
+
+def test_peer_exporters_on_the_toy_graphs(tmp_path):
+    """ONNX (ONNX Runtime, OpenVINO) and torch exports of the toy graphs agree with the reference, through
+    run.py itself. Needs the peers' venvs (bench/compare/setup.sh); skipped without them."""
+    venvs = ROOT / "build" / "bench-venvs"
+    if not (venvs / "ort" / "bin" / "python").exists():
+        pytest.skip("no peers' venvs: bench/compare/setup.sh makes them")
+    engines = ["ort", "openvino"] + (["torch-eager"] if (venvs / "torch" / "bin" / "python").exists() else [])
+    out = tmp_path / "results"
+    proc = subprocess.run([str(venvs / "ort" / "bin" / "python"), str(ROOT / "bench" / "compare" / "run.py"),
+                           "--models", "toy_mlp,toy_cnn,toy_bert", "--batch", "2", "--engines",
+                           ",".join(engines + ["tessera-cpu"]), "--rounds", "1", "--iterations", "1", "--pause", "0",
+                           "--out", str(out), "--work", str(tmp_path / "work"), "--name", "toys"],
+                          capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, TESSERA_PYTHON=sys.executable))
+    results = json.loads((out / "toys.json").read_text())["results"]
+    for r in results:
+        if r["engine"] == "tessera-cpu" and r["model"] != "toy_mlp":
+            assert ".tile" in r.get("error", ""), r         # only toy_mlp has a Tile program
+            continue
+        assert r.get("match") is True, (r, proc.stdout, proc.stderr)
+    assert (out / "toys.md").exists() and (out / "toys-toy_cnn.png").exists()
