@@ -55,7 +55,8 @@ def engine_command(engine, model_dir, args):
     if engine.startswith("tessera-"):
         device = engine[len("tessera-"):]
         device = {"opencl": "opencl:0", "vulkan": "vulkan:0"}.get(device, device)
-        return [tessera_python(), HERE / "worker_tessera.py", model_dir, "--device", device]
+        return [tessera_python(), HERE / "worker_tessera.py", model_dir, "--device", device,
+                "--tune-seconds", str(args.tessera_tune_seconds)]
     raise SystemExit(f"unknown engine {engine!r}")
 
 
@@ -196,6 +197,8 @@ def main():
     p.add_argument("--pause", type=float, default=0.5, help="seconds between two engines' turns")
     p.add_argument("--bench-args", default="", help="more `tessera bench` options, e.g. '--image-size 64'")
     p.add_argument("--tessera-tune", default="", help="TESSERA_TUNE for the Tessera workers (online, cached, off)")
+    p.add_argument("--tessera-tune-seconds", type=float, default=0.0,
+                   help="bound on a Tessera program's online tuning time (0: none)")
     p.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "compare")
     p.add_argument("--cache", type=pathlib.Path, default=REPO / "build" / "compare-cache.db")
     p.add_argument("--out", type=pathlib.Path, default=REPO / "bench" / "results")
@@ -211,7 +214,8 @@ def main():
         data = json.loads(raw_path.read_text())
     command = "bench/compare/run.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     run = {"command": command, "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine,
-           "tessera_tune": args.tessera_tune or os.environ.get("TESSERA_TUNE", "online (default)")}
+           "tessera_tune": (args.tessera_tune or os.environ.get("TESSERA_TUNE", "online (default)"))
+           + (f", at most {args.tessera_tune_seconds:g} s a program" if args.tessera_tune_seconds else "")}
     results = []
     engines = args.engines.split(",")
     for model_name in args.models.split(","):
