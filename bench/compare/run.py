@@ -60,11 +60,21 @@ def engine_command(engine, model_dir, args):
     raise SystemExit(f"unknown engine {engine!r}")
 
 
+def tune_policy(setting, engine):
+    """TESSERA_TUNE for an engine from --tessera-tune: one policy ("online"), or one per Tessera engine
+    ("cpu=online,opencl=off"): tuning every kernel on a slow device can take longer than the run."""
+    if "=" not in setting:
+        return setting
+    policies = dict(item.split("=", 1) for item in setting.split(","))
+    return policies.get(engine[len("tessera-"):], "") if engine.startswith("tessera-") else ""
+
+
 class Worker:
     def __init__(self, engine, model_dir, args, log):
         env = dict(os.environ, TESSERA_CACHE=str(args.cache), PYTHONUNBUFFERED="1")
-        if args.tessera_tune:
-            env["TESSERA_TUNE"] = args.tessera_tune
+        tune = tune_policy(args.tessera_tune, engine)
+        if tune:
+            env["TESSERA_TUNE"] = tune
         cmd = [str(c) for c in engine_command(engine, model_dir, args)]
         self.engine = engine
         self.log = log
@@ -196,7 +206,8 @@ def main():
     p.add_argument("--reference", default="ort")
     p.add_argument("--pause", type=float, default=0.5, help="seconds between two engines' turns")
     p.add_argument("--bench-args", default="", help="more `tessera bench` options, e.g. '--image-size 64'")
-    p.add_argument("--tessera-tune", default="", help="TESSERA_TUNE for the Tessera workers (online, cached, off)")
+    p.add_argument("--tessera-tune", default="", help="TESSERA_TUNE for the Tessera workers (online, cached, off), or per engine: "
+                        "cpu=online,opencl=off,vulkan=off")
     p.add_argument("--tessera-tune-seconds", type=float, default=0.0,
                    help="bound on a Tessera program's online tuning time (0: none)")
     p.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "compare")
