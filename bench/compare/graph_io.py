@@ -69,3 +69,27 @@ def program_inputs(model, names):
                          f"{len(weights)} weights")
     arrays[x_name if x_name in names else names[0]] = model.sample_input()
     return arrays
+
+
+def softmax_logits(model):
+    """(logits tensor, dense node) when the graph ends in softmax(dense(...)), else (None, None)."""
+    last = model.nodes[-1]
+    if last["op"] != "softmax":
+        return None, None
+    producer = next((n for n in model.nodes if n["output"] == last["inputs"][0]), None)
+    return (last["inputs"][0], producer) if producer and producer["op"] == "dense" else (None, None)
+
+
+def temper_logits(model, logits):
+    """Scales the last dense layer (weights and bias) so that its logits have standard deviation 1.
+
+    Random weights give resnet50 logits so spread out that softmax says 1.0 for one class and 0 for
+    the rest: comparing such probabilities checks only the argmax. A linear layer scaled by s has
+    logits scaled by s, so after this the probabilities depend on every logit again. Rewrites
+    DIR/weights (every engine reads the same files); returns s."""
+    _, dense = softmax_logits(model)
+    s = float(1.0 / max(np.std(logits), 1e-30))
+    for name in dense["inputs"][1:]:
+        model.weights[name] = (model.weights[name] * s).astype(model.weights[name].dtype)
+        np.save(model.dir / "weights" / f"{name}.npy", model.weights[name])
+    return s

@@ -186,9 +186,17 @@ class _Exporter:
         return model
 
 
-def export(model):
-    """An onnx.ModelProto for a graph_io.Model; its input is the graph's X (NHWC for images)."""
-    return _Exporter(model).export()
+def export(model, extra_output=None):
+    """An onnx.ModelProto for a graph_io.Model; its input is the graph's X (NHWC for images).
+    extra_output: the name of another tensor of the graph to output too (in the graph's layout)."""
+    e = _Exporter(model)
+    proto = e.export()
+    if extra_output:
+        name = e.plain(extra_output)
+        proto.graph.node.extend(e.nodes[len(proto.graph.node):])   # a transpose plain() may add
+        proto.graph.output.append(helper.make_tensor_value_info(
+            name, TensorProto.FLOAT, [f"z{i}" for i in range(e.ranks[extra_output])]))
+    return proto
 
 
 def output_name(proto):
