@@ -53,7 +53,8 @@ def write(data, out, stem):
              f"- load average at the start of the last run: {', '.join(f'{x:.2f}' for x in m['load_average'])}"
              " (a shared machine: medians, not means)", "", "## Runs", ""]
     for run in data["runs"]:
-        lines.append(f"- {run['date']}: `{run['command']}` (TESSERA_TUNE {run['tessera_tune']})")
+        lines.append(f"- {run['date']}: `{run['command']}` (TESSERA_TUNE {run['tessera_tune']}; "
+                     f"tessera binary {run.get('tessera_bin', '?')}, Python {run.get('tessera_python', '?')})")
     versions = {}
     for r in rows:
         if r.get("version"):

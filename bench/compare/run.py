@@ -127,7 +127,12 @@ def tolerance(model):
 
 
 def compare_model(model_name, batch, engines, args, results):
-    d = emit(model_name, batch, args)
+    try:
+        d = emit(model_name, batch, args)
+    except subprocess.CalledProcessError as e:
+        results += [{"model": model_name, "batch": batch, "engine": spec.partition("@")[0], "times": [],
+                     "error": f"tessera bench failed ({e.returncode})"} for spec in engines]
+        return
     model = Model(d)
     import onnx
     import onnxruntime
@@ -239,6 +244,8 @@ def main():
         data = json.loads(raw_path.read_text())
     command = "bench/compare/run.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     run = {"command": command, "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine,
+           "tessera_bin": os.environ.get("TESSERA_BIN", "default"),
+           "tessera_python": tessera_python(),
            "tessera_tune": (args.tessera_tune or os.environ.get("TESSERA_TUNE", "online (default)"))
            + (f", at most {args.tessera_tune_seconds:g} s a program" if args.tessera_tune_seconds else "")}
     results = []
