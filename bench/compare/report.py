@@ -50,6 +50,7 @@ def write(data, out, stem):
              "## Machine", "",
              f"- CPU: {m['cpu']} ({m.get('cpu_family_model', '')}), {m['cores']} cores visible, {m['memory_gib']} GiB, Linux {m['kernel']}",
              "- flags: " + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in m["flags"].items()),
+             "- Tessera's devices (`tessera devices`):", "", "```", last.get("tessera_devices", "not recorded"), "```", "",
              f"- load average at the start of the last run: {', '.join(f'{x:.2f}' for x in m['load_average'])}"
              " (a shared machine: medians, not means)", "", "## Runs", ""]
     for run in data["runs"]:

@@ -42,6 +42,15 @@ def tessera_binary():
     raise SystemExit("no tessera binary: build it (make build) or set TESSERA_BIN")
 
 
+def tessera_devices():
+    """`tessera devices`: what opencl:0 and vulkan:0 are here (on a machine without a GPU, pocl and
+    llvmpipe: the same CPU cores)."""
+    try:
+        return subprocess.run([tessera_binary(), "devices"], capture_output=True, text=True, timeout=120).stdout.strip()
+    except (OSError, SystemExit, subprocess.SubprocessError) as e:
+        return f"unknown ({e})"
+
+
 def engine_command(engine, model_dir, args):
     """The worker's command line for an engine name: ort, openvino, torch-eager, torch-compile,
     tessera-cpu, tessera-opencl (opencl:0), tessera-vulkan (vulkan:0), tessera-DEVICE."""
@@ -245,6 +254,7 @@ def main():
     command = "bench/compare/run.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     run = {"command": command, "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine,
            "tessera_bin": os.environ.get("TESSERA_BIN", "default"),
+           "tessera_devices": tessera_devices(),
            "tessera_python": tessera_python(),
            "tessera_tune": (args.tessera_tune or os.environ.get("TESSERA_TUNE", "online (default)"))
            + (f", at most {args.tessera_tune_seconds:g} s a program" if args.tessera_tune_seconds else "")}
