@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Makes the peer engines' venvs for bench/compare under build/bench-venvs/, from Debian's
+# /usr/bin/python3 (3.11), one per family because their numpy (2.x) is not the project venv's (1.x):
+#   ort    ONNX Runtime, OpenVINO, onnx, matplotlib (requirements-ort.txt; run.py runs here too)
+#   torch  PyTorch eager and torch.compile       (requirements-torch.txt; skipped with NO_TORCH=1)
+# Tessera's own worker runs in the project venv (.venv, `make build`), not here.
+# A venv made from the same requirements file is kept (a stamp holds the file's hash), so a second run
+# installs nothing. Prints each venv's python and what it holds.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+venvs=${BENCH_VENVS:-$repo/build/bench-venvs}
+families=(ort)
+[[ ${NO_TORCH:-0} == 1 ]] || families+=(torch)
+
+for family in "${families[@]}"; do
+  venv=$venvs/$family
+  reqs=$here/requirements-$family.txt
+  stamp=$venv/.requirements.sha256
+  if [[ ! -f $stamp || $(cat "$stamp") != $(sha256sum <"$reqs") ]]; then
+    rm -rf "$venv"
+    /usr/bin/python3 -m venv "$venv"
+    # nice: these installs unpack gigabytes (torch) on machines shared with builds.
+    nice -n 10 "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$reqs" >&2
+    sha256sum <"$reqs" >"$stamp"
+  fi
+  echo "$family: $venv/bin/python"
+done
+
+"$venvs/ort/bin/python" - <<'PY'
+import importlib.metadata as md
+print("  ort:", ", ".join(f"{p} {md.version(p)}" for p in ("onnxruntime", "openvino", "onnx", "numpy", "matplotlib")))
+PY
+if [[ -x $venvs/torch/bin/python && ${NO_TORCH:-0} != 1 ]]; then
+  "$venvs/torch/bin/python" -c 'import torch, numpy; print(f"  torch: torch {torch.__version__}, numpy {numpy.__version__}")'
+fi

@@ -1,0 +1,40 @@
+"""Tessera worker (the project venv, `tessera` Python module): compiles DIR/MODEL.tile, the program
+`tessera bench MODEL --emit-tile DIR` wrote, for one device (--device cpu, opencl:0, vulkan:0).
+The weights are uploaded once and stay on the device; an iteration writes X into its device tensor,
+runs, and reads Y back. Schedules come from the kernel cache ($TESSERA_CACHE; run.py sets
+build/compare-cache.db), tuned online the first time. See worker_common.py for the protocol."""
+import json
+
+import numpy as np
+import tessera as ts
+from tessera import _native
+
+from graph_io import program_inputs
+from worker_common import serve
+
+
+class TesseraEngine:
+    version = ts.__version__
+
+    def __init__(self, model, args):
+        self.name = f"tessera-{args.device}"
+        text = model.tile_path.read_text()
+        spec = json.loads(model.spec_path.read_text())["inputs"]
+        in_names, out_names = _native.tile_signature(text, str(model.tile_path))
+        ph = {n: _native.placeholder(spec[n]["dtype"], spec[n]["shape"], n) for n in in_names}
+        out = _native.call_tile(text, ph, str(model.tile_path))["Y"]
+        program = _native.build([("Y", out)], [ph[n] for n in in_names])
+        self.device = ts.Device(args.device)
+        # tune_seconds bounds the online tuning of the whole program (0: each new kernel ~1 s).
+        self.exe = self.device.compile(program, tune_seconds=args.tune_seconds)
+        arrays = program_inputs(model, in_names)
+        self.x_name = model.inputs[0]["name"] if model.inputs[0]["name"] in in_names else in_names[0]
+        self.inputs = {n: self.device.upload(np.ascontiguousarray(a)) for n, a in arrays.items()}
+
+    def infer(self, x):
+        self.inputs[self.x_name].write(x)
+        return self.exe.run_on_device(self.inputs)["Y"].read()
+
+
+if __name__ == "__main__":
+    serve(TesseraEngine)
