@@ -12,8 +12,7 @@ shift || true
 # The main build with bench/ switched on (it stays on in that build folder's cache).
 cmake -S "$repo" -B "$build" -DTESSERA_BENCH=ON --log-level=WARNING >/dev/null
 ninja -C "$build" -j2 kernel_bench >/dev/null
-mkdir -p "$repo/bench/results"
-out=$repo/bench/results/kernels-raw.json
+out=$build/kernel-bench.json
 OPENBLAS_NUM_THREADS=2 POCL_CACHE_DIR=$build/pocl-cache "$build/bench/kernel_bench" \
   --benchmark_repetitions="$reps" --benchmark_enable_random_interleaving=true \
   --benchmark_report_aggregates_only=true --benchmark_out="$out" --benchmark_out_format=json "$@"

@@ -27,10 +27,11 @@ def medians(report):
 
 def main(path):
     report = json.load(open(path))
-    rows = medians(report)
+    rows = dict(sorted(medians(report).items()))
     ctx = report["context"]
+    reps = next(iter(rows.values()), {}).get("repetitions", "?")
     print(f"host: {ctx.get('host_name', '?')}, {ctx.get('num_cpus')} CPUs at {ctx.get('mhz_per_cpu')} MHz, "
-          f"{ctx.get('date')}; medians of {ctx.get('repetitions', '?')} interleaved repetitions\n")
+          f"{ctx.get('date')}; medians of {reps} interleaved repetitions\n")
     print("| benchmark | median ms | GFLOP/s | share of FMA peak | Tessera / peer |")
     print("|---|---|---|---|---|")
     for name, b in rows.items():

@@ -163,6 +163,16 @@ TunePolicy policy_named(const std::string &name) {
   fail("--tune: unknown policy '" + name + "' (known: online, cached, off)");
 }
 
+/// The model at o.sizes; options it cannot take (an image too small for its strides) are the
+/// user's error, not an internal one.
+models::Model build(const BenchOptions &o) {
+  try {
+    return models::build_model(o.model, o.sizes);
+  } catch (const EdslError &e) {
+    fail(e.what());
+  }
+}
+
 const char *policy_name(TunePolicy policy) {
   switch (policy) {
     case TunePolicy::Online: return "online";
@@ -188,7 +198,7 @@ void bench(BenchOptions o) {
   if (!o.emit_dir.empty()) {
     if (o.batches.size() != 1) fail("--emit-tile writes one program: give one --batch");
     o.sizes.batch = o.batches[0];
-    models::Model model = models::build_model(o.model, o.sizes);
+    models::Model model = build(o);
     emit(o, model, bench_program(model, o.train, o.learning_rate, o.sizes.seed));
     return;
   }
@@ -197,20 +207,20 @@ void bench(BenchOptions o) {
   if (o.config.device.empty()) o.config.device = registry.default_name();
   std::string device = registry.create(o.config.device)->info().name;
   ProgressLine progress;
-  // On the cpu device, GFLOP/s are also shown as a share of this CPU's FMA peak, measured here on
-  // as many threads as the device's pool has.
   bench::FmaPeak peak;
-  if (device == "cpu") {
-    progress("measuring the CPU's FMA peak");
-    peak = bench::measure_fma_peak(static_cast<int>(std::thread::hardware_concurrency()));
-  }
   std::vector<Row> rows;
   for (int64_t batch : o.batches) {
     o.sizes.batch = batch;
     std::string prefix = o.model + " batch " + std::to_string(batch) + " on " + device + ": ";
     progress(prefix + "building the model");
-    models::Model model = models::build_model(o.model, o.sizes);
+    models::Model model = build(o);
     BenchProgram program = bench_program(model, o.train, o.learning_rate, o.sizes.seed);
+    // On the cpu device, GFLOP/s are also shown as a share of this CPU's FMA peak, measured here
+    // (once the options proved good) on as many threads as the device's pool has.
+    if (device == "cpu" && peak.flops_per_second == 0) {
+      progress(prefix + "measuring the CPU's FMA peak");
+      peak = bench::measure_fma_peak(static_cast<int>(std::thread::hardware_concurrency()));
+    }
     BenchResult r =
         run_bench(program, o.config, [&](const std::string &phase) { progress(prefix + phase); });
     rows.push_back({batch, model.flops, std::move(r)});
