@@ -62,7 +62,7 @@ def write(data, out, stem):
             name = r["engine"].split("-")[0] if r["engine"].startswith(("tessera", "torch")) else r["engine"]
             versions[{"ort": "onnxruntime"}.get(name, name)] = r["version"]
     lines += ["", "## Versions", ""] + [f"- {k}: {v}" for k, v in sorted(versions.items())]
-    lines += ["", "## Times (ms per inference, host array in, host array out; 2 threads, except PlaidML: it has no thread setting)", "",
+    lines += ["", "## Times (ms per inference, host array in, host array out; 2 threads, except PlaidML: no thread setting, it runs on one)", "",
               "| model | batch | engine | median ms | p90 ms | iterations | max abs diff vs reference | vs best peer |",
               "|---|---|---|---|---|---|---|---|"]
     mismatches = []

@@ -5,8 +5,8 @@ the site file be missing). An iteration is `model.predict(X)`: numpy in, numpy o
 the program on the first predict, which the worker does before it says ready.
 
 Threads: PlaidML 0.7 has no thread-count setting for llvm_cpu (no environment variable or config key
-names one), so unlike the other workers it is not asked for 2; it runs on what the machine has (2 cores
-here). See worker_common.py for the protocol.
+names one), so unlike the other workers it is not asked for 2; its predict runs on one core (process CPU
+time about equal to wall time, measured on 2 cores). See worker_common.py for the protocol.
 """
 import os
 
