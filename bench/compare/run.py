@@ -1,4 +1,4 @@
-"""Compares Tessera with ONNX Runtime, OpenVINO and PyTorch on the model zoo of `tessera bench`
+"""Compares Tessera with ONNX Runtime, OpenVINO, PyTorch and PlaidML on the model zoo of `tessera bench`
 (README.md here). Runs in the ort venv (setup.sh); each engine runs in its own worker process and venv.
 
 For each model and batch: `tessera bench MODEL --batch B --emit-tile DIR` writes the Tile program, the
@@ -53,12 +53,15 @@ def tessera_devices():
 
 def engine_command(engine, model_dir, args):
     """The worker's command line for an engine name: ort, openvino, torch-eager, torch-compile,
+    plaidml (PlaidML 0.7 on llvm_cpu.0 through Keras 2.2.4, in the venv bench/keras/setup_plaidml.sh makes),
     tessera-cpu, tessera-opencl (opencl:0), tessera-vulkan (vulkan:0), tessera-DEVICE."""
     py = lambda family: str(VENVS / family / "bin" / "python")  # noqa: E731
     if engine == "ort":
         return [py("ort"), HERE / "worker_ort.py", model_dir]
     if engine == "openvino":
         return [py("ort"), HERE / "worker_openvino.py", model_dir]
+    if engine == "plaidml":
+        return [py("plaidml"), HERE / "worker_plaidml.py", model_dir]
     if engine.startswith("torch-"):
         return [py("torch"), HERE / "worker_torch.py", model_dir, "--mode", engine[len("torch-"):]]
     if engine.startswith("tessera-"):

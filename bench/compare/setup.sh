@@ -3,6 +3,8 @@
 # /usr/bin/python3 (3.11), one per family because their numpy (2.x) is not the project venv's (1.x):
 #   ort    ONNX Runtime, OpenVINO, onnx, matplotlib (requirements-ort.txt; run.py runs here too)
 #   torch  PyTorch eager and torch.compile       (requirements-torch.txt; skipped with NO_TORCH=1)
+#   plaidml  PlaidML 0.7 + Keras 2.2.4 (bench/keras/setup_plaidml.sh, its requirements-plaidml.txt;
+#          skipped with NO_PLAIDML=1)
 # Tessera's own worker runs in the project venv (.venv, `make build`), not here.
 # A venv made from the same requirements file is kept (a stamp holds the file's hash), so a second run
 # installs nothing. Prints each venv's python and what it holds.
@@ -26,6 +28,11 @@ for family in "${families[@]}"; do
   fi
   echo "$family: $venv/bin/python"
 done
+
+if [[ ${NO_PLAIDML:-0} != 1 ]]; then
+  # Its own script (the Keras bench's venv): Python 3.11 aliases and the llvm_cpu.0 device settings.
+  echo "plaidml: $(nice -n 10 "$repo/bench/keras/setup_plaidml.sh" "$venvs/plaidml" | tail -n 1)"
+fi
 
 "$venvs/ort/bin/python" - <<'PY'
 import importlib.metadata as md
