@@ -53,8 +53,8 @@ def write(data, out, stem):
              "- Tessera's devices (`tessera devices`):", "", "```", last.get("tessera_devices", "not recorded"), "```", "",
              f"- load average at the start of the last run: {', '.join(f'{x:.2f}' for x in m['load_average'])}"
              " (a shared machine: medians, not means)", "", "## Runs", ""]
-    for run in data["runs"]:
-        lines.append(f"- {run['date']}: `{run['command']}` (TESSERA_TUNE {run['tessera_tune']}; "
+    for i, run in enumerate(data["runs"], 1):
+        lines.append(f"- run {i}, {run['date']}: `{run['command']}` (TESSERA_TUNE {run['tessera_tune']}; "
                      f"tessera binary {run.get('tessera_bin', '?')}, Python {run.get('tessera_python', '?')})")
     versions = {}
     for r in rows:
@@ -63,16 +63,15 @@ def write(data, out, stem):
             versions[{"ort": "onnxruntime"}.get(name, name)] = r["version"]
     lines += ["", "## Versions", ""] + [f"- {k}: {v}" for k, v in sorted(versions.items())]
     lines += ["", "## Times (ms per inference, host array in, host array out; 2 threads, except PlaidML: no thread setting, it runs on one)", "",
-              "| model | batch | engine | median ms | p90 ms | iterations | max abs diff vs reference | vs best peer |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| model | batch | engine | run | median ms | p90 ms | iterations | max abs diff vs reference | vs best peer of its run |",
+              "|---|---|---|---|---|---|---|---|---|"]
     mismatches = []
     for (model, batch), rs in groups.items():
-        peer = [(_stats(r)[0], r["engine"]) for r in rs if r["engine"] in PEERS and r["times"]]
-        best = min(peer) if peer else None
         for r in rs:
             med, p90 = _stats(r)
+            run = r.get("run", "?")
             if "error" in r and not r["times"]:
-                lines.append(f"| {model} | {batch} | {r['engine']} | failed: {r['error'][:120]} | | | | |")
+                lines.append(f"| {model} | {batch} | {r['engine']} | {run} | failed: {r['error'][:120]} | | | | |")
                 mismatches.append(f"{model} b{batch} {r['engine']}: {r['error']}")
                 continue
             diff = r.get("max_abs_diff")
@@ -81,10 +80,14 @@ def write(data, out, stem):
             if r.get("match") is False:
                 mismatches.append(f"{model} b{batch} {r['engine']}: max abs diff {diff} > tolerance "
                                   f"{r.get('tolerance')} against {r.get('reference')}")
+            # The machine is shared and its load drifts between runs: peers of the same run only.
+            peer = [(_stats(p)[0], p["engine"]) for p in rs
+                    if p["engine"] in PEERS and p["times"] and p.get("run") == r.get("run")]
+            best = min(peer) if peer else None
             ratio = f"{med / best[0]:.2f}x {best[1]}" if best and r["engine"].startswith("tessera") else ""
-            lines.append(f"| {model} | {batch} | {r['engine']} | {med:.2f} | {p90:.2f} | "
+            lines.append(f"| {model} | {batch} | {r['engine']} | {run} | {med:.2f} | {p90:.2f} | "
                          f"{len(r['times'])} | {diff_s} | {ratio} |".replace(f"| {med:.2f} | {p90:.2f} |", f"| {_ms(med)} | {_ms(p90)} |"))
-    lines += ["", "`vs best peer`: Tessera's median over the fastest peer's (ORT, OpenVINO, torch, PlaidML); below 1 is faster.",
+    lines += ["", "`vs best peer of its run`: Tessera's median over the fastest peer's (ORT, OpenVINO, torch, PlaidML) measured in the same run; below 1 is faster.",
               "", "## Mismatches and failures", ""]
     lines += [f"- {x}" for x in mismatches] or ["- none: every engine's output is within tolerance of the reference"]
     plots = _plots(groups, out, stem)

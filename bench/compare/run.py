@@ -267,6 +267,9 @@ def main():
         for batch in [int(b) for b in args.batch.split(",")]:
             print(f"{model_name}, batch {batch}", flush=True)
             compare_model(model_name, batch, engines, args, results)
+    # Each row names the run that measured it: ratios are taken within one run only.
+    for r in results:
+        r["run"] = len(data["runs"]) + 1
     keys = {(r["model"], r["batch"], r["engine"]) for r in results}
     data["results"] = [r for r in data["results"] if (r["model"], r["batch"], r["engine"]) not in keys] + results
     data["runs"].append(run)
