@@ -183,12 +183,6 @@ const char *policy_name(TunePolicy policy) {
 }
 
 void bench(BenchOptions o) {
-  std::vector<std::string> known = models::model_names();
-  if (std::find(known.begin(), known.end(), o.model) == known.end()) {
-    std::string names;
-    for (const auto &n : known) names += (names.empty() ? "" : ", ") + n;
-    fail("unknown model '" + o.model + "' (the zoo: " + names + ")");
-  }
   for (int64_t b : o.batches)
     if (b < 1) fail("--batch: sizes must be positive, got " + std::to_string(b));
   if (o.train && o.config.streams > 1)
@@ -205,7 +199,8 @@ void bench(BenchOptions o) {
 
   DeviceRegistry registry = builtin_devices();
   if (o.config.device.empty()) o.config.device = registry.default_name();
-  std::string device = registry.create(o.config.device)->info().name;
+  DeviceInfo info = registry.create(o.config.device)->info();
+  const std::string &device = info.name;
   ProgressLine progress;
   bench::FmaPeak peak;
   std::vector<Row> rows;
@@ -233,7 +228,7 @@ void bench(BenchOptions o) {
     for (const Row &row : rows) results.push_back(row_json(row, o.train, peak.flops_per_second));
     nlohmann::json j = {{"model", o.model},
                         {"device", device},
-                        {"device_description", registry.create(device)->info().description},
+                        {"device_description", info.description},
                         {"train", o.train},
                         {"streams", o.config.streams},
                         {"iterations", o.config.iterations},

@@ -21,8 +21,8 @@ struct BenchProgram {
 };
 
 /// Inference: `Y = model(X)`. Training: `loss` = mean crossentropy of the probabilities against
-/// one-hot labels L drawn from `seed` (bert_base, which has no classifier: the mean square of its
-/// hidden states), and `next_W = W - learning_rate * dloss/dW` for every weight W.
+/// one-hot labels L drawn from `seed` (a model without a classifier, bert_base: the mean square of
+/// its outputs), and `next_W = W - learning_rate * dloss/dW` for every weight W.
 BenchProgram bench_program(const models::Model &model, bool train, double learning_rate,
                            uint64_t seed);
 

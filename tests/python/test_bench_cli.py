@@ -62,7 +62,7 @@ def test_emitted_program_runs_with_its_weights(tessera, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["nomodel"], "unknown model 'nomodel' (the zoo: "),
+    (["nomodel"], "unknown model 'nomodel' (known: resnet50, "),
     (["small_resnet", "--batch", "0"], "--batch: sizes must be positive"),
     (["small_resnet", "--train", "--streams", "2"], "--train runs one stream"),
     (["small_resnet", "--batch", "1,2", "--emit-tile", "d"], "give one --batch"),
