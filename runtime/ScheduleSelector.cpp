@@ -11,6 +11,7 @@
 #include "runtime/Backend.h"
 #include "runtime/KernelBench.h"
 #include "runtime/KernelCache.h"
+#include "runtime/TunePolicyNames.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera {
@@ -32,12 +33,27 @@ Settled &settled() {
 
 }  // namespace
 
+std::optional<TunePolicy> tune_policy_named(std::string_view name) {
+  if (name == "online") return TunePolicy::Online;
+  if (name == "cached") return TunePolicy::Cached;
+  if (name == "off") return TunePolicy::Off;
+  return std::nullopt;
+}
+
+const char *tune_policy_name(TunePolicy policy) {
+  switch (policy) {
+    case TunePolicy::Online: return "online";
+    case TunePolicy::Cached: return "cached";
+    case TunePolicy::Off: return "off";
+  }
+  return "?";
+}
+
 TunePolicy tune_policy_from_env() {
   const char *v = std::getenv("TESSERA_TUNE");
   std::string s = v ? v : "";
-  if (s.empty() || s == "online") return TunePolicy::Online;
-  if (s == "cached") return TunePolicy::Cached;
-  if (s == "off") return TunePolicy::Off;
+  if (s.empty()) return TunePolicy::Online;
+  if (auto policy = tune_policy_named(s)) return *policy;
   throw tile::Error("error: TESSERA_TUNE must be online, cached or off (it is '" + s + "')");
 }
 

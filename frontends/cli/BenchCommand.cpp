@@ -20,6 +20,7 @@
 #include "frontends/cli/Commands.h"
 #include "runtime/FileBatch.h"
 #include "runtime/Npy.h"
+#include "runtime/TunePolicyNames.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::cli {
@@ -155,11 +156,9 @@ void print_table(const BenchOptions &o, const std::string &device, const std::ve
 }
 
 /// The policy of --tune, else of TESSERA_TUNE (the default every compile takes).
-TunePolicy policy_named(const std::string &name) {
+TunePolicy policy_of(const std::string &name) {
   if (name.empty()) return tune_policy_from_env();
-  if (name == "online") return TunePolicy::Online;
-  if (name == "cached") return TunePolicy::Cached;
-  if (name == "off") return TunePolicy::Off;
+  if (auto policy = tune_policy_named(name)) return *policy;
   fail("--tune: unknown policy '" + name + "' (known: online, cached, off)");
 }
 
@@ -173,21 +172,12 @@ models::Model build(const BenchOptions &o) {
   }
 }
 
-const char *policy_name(TunePolicy policy) {
-  switch (policy) {
-    case TunePolicy::Online: return "online";
-    case TunePolicy::Cached: return "cached";
-    case TunePolicy::Off: return "off";
-  }
-  return "?";
-}
-
 void bench(BenchOptions o) {
   for (int64_t b : o.batches)
     if (b < 1) fail("--batch: sizes must be positive, got " + std::to_string(b));
   if (o.train && o.config.streams > 1)
     fail("--train runs one stream: the steps of a training job update the same weights in turn");
-  o.config.policy = policy_named(o.tune);
+  o.config.policy = policy_of(o.tune);
 
   if (!o.emit_dir.empty()) {
     if (o.batches.size() != 1) fail("--emit-tile writes one program: give one --batch");
@@ -233,7 +223,7 @@ void bench(BenchOptions o) {
                         {"streams", o.config.streams},
                         {"iterations", o.config.iterations},
                         {"warmup", o.config.warmup},
-                        {"tune", policy_name(*o.config.policy)},
+                        {"tune", tune_policy_name(*o.config.policy)},
                         {"tessera_version", TESSERA_VERSION},
                         {"results", results}};
     if (peak.flops_per_second > 0)

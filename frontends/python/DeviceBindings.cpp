@@ -5,6 +5,7 @@
 #include "Bindings.h"
 #include "Convert.h"
 #include "backends/Registry.h"
+#include "runtime/TunePolicyNames.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::python {
@@ -33,9 +34,7 @@ PyDevice open_device(const std::string &name) {
 }
 
 TunePolicy parse_policy(const std::string &name) {
-  if (name == "online") return TunePolicy::Online;
-  if (name == "cached") return TunePolicy::Cached;
-  if (name == "off") return TunePolicy::Off;
+  if (auto policy = tune_policy_named(name)) return *policy;
   throw tile::Error("error: tune must be 'online', 'cached' or 'off', not '" + name + "'");
 }
 
