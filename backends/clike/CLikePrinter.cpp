@@ -269,10 +269,28 @@ std::string CLikePrinter::scalar(const Expr &e, int lane) {
   return "";
 }
 
+namespace {
+
+bool is_zero_literal(const Expr &e) {
+  if (e->kind == compiler::ExprKind::Cast) return is_zero_literal(as<compiler::Cast>(e)->value);
+  return (e->kind == compiler::ExprKind::FloatImm && as<compiler::FloatImm>(e)->value == 0) ||
+         (e->kind == compiler::ExprKind::IntImm && as<compiler::IntImm>(e)->value == 0);
+}
+
+}  // namespace
+
+std::string CLikePrinter::zero_product(bool div, const Expr &a, const Expr &b, const std::string &x,
+                                       const std::string &y, DType t) {
+  if (!tile::is_float(t) || !(is_zero_literal(a) || is_zero_literal(b))) return "";
+  return dialect_.zero_product(div ? '/' : '*', x, y, t);
+}
+
 std::string CLikePrinter::binary(const compiler::Binary &b, int lane) {
   if (std::string f = fused(b, lane, false); !f.empty()) return f;
   DType t = b.a->type.dtype;
   std::string x = scalar(b.a, lane), y = cast(scalar(b.b, lane), b.b->type.dtype, t);
+  if (b.op == Op::Mul || b.op == Op::Div)
+    if (std::string z = zero_product(b.op == Op::Div, b.a, b.b, x, y, t); !z.empty()) return z;
   return binary_op(b.op, t, x, y, true);
 }
 
@@ -386,6 +404,10 @@ std::string CLikePrinter::call(const compiler::Call &c, int lane) {
   for (size_t i = 0; i < v.size(); ++i) v[i] = cast(v[i], at[i], t);
   bool fl = tile::is_float(t);
   std::string ct = dialect_.compute_type(t);
+  if (op == Intrinsic::Mul || op == Intrinsic::Div)
+    if (std::string z = zero_product(op == Intrinsic::Div, c.args[0], c.args[1], v[0], v[1], t);
+        !z.empty())
+      return z;
   switch (op) {
     case Intrinsic::Ident: return v[0];
     case Intrinsic::Add: return binary_op(Op::Add, t, v[0], v[1], false);

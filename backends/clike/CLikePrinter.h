@@ -76,6 +76,14 @@ class Dialect {
     (void)a, (void)b, (void)c, (void)dtype;
     return "";
   }
+  /// `a * b` or `a / b` (`op` is '*' or '/') in float `dtype` where an operand is the literal
+  /// zero, or "" to print it as any other. For compilers that fold such a product to 0 even where
+  /// the other operand is Inf or NaN, which must give NaN (0 / 0 too).
+  virtual std::string zero_product(char op, const std::string &a, const std::string &b,
+                                   tile::DType dtype) {
+    (void)op, (void)a, (void)b, (void)dtype;
+    return "";
+  }
   /// The built-in id `kind` of dimension `dim` (get_group_id(0), gl_WorkGroupID.x, ...): an
   /// unsigned integer, converted with cast_to.
   virtual std::string gpu_id(GpuId::Kind kind, int dim) const = 0;
@@ -128,6 +136,10 @@ class CLikePrinter {
   std::string vec(const compiler::Expr &e);
   std::string literal(tile::DType dtype, double fv, int64_t iv, bool is_float_value);
   std::string binary(const compiler::Binary &b, int lane);
+  /// The dialect's zero_product of printed operands `x`, `y` of `a * b` (or `a / b`) when one of
+  /// `a`, `b` is the literal zero, else "".
+  std::string zero_product(bool div, const compiler::Expr &a, const compiler::Expr &b,
+                           const std::string &x, const std::string &y, tile::DType t);
   std::string binary_op(compiler::Binary::Op op, tile::DType t, const std::string &a,
                         const std::string &b, bool floor_div);
   std::string call(const compiler::Call &c, int lane);

@@ -115,6 +115,22 @@ $T $NAME($F a) {
 }
 )glsl"},
 
+    // A product or quotient with a literal zero operand, whose NaN cases are spelled out: llvmpipe
+    // returns 0 for 0 * x and 0 / x whatever x is (gallivm's lp_build_mul and lp_build_div, below
+    // NIR, where neither `precise` nor the float controls reach).
+    {"fmul_exact", kFloats, {}, R"glsl(
+$T $NAME($T a, $T b) {
+  return (isnan(a) || isnan(b) || isinf(a) || isinf(b)) ? $T(NAN) : a * b;
+}
+)glsl"},
+    {"fdiv_exact", kFloats, {}, R"glsl(
+$T $NAME($T a, $T b) {
+  if (isnan(a) || isnan(b) || (a == $T(0) && b == $T(0))) return $T(NAN);
+  if (b == $T(0)) return a > $T(0) ? $T(INFINITY) : $T(-INFINITY);  // the literal is +0
+  return a / b;
+}
+)glsl"},
+
     // NaN propagates (numpy maximum/minimum).
     {"fmax_nan", kFloats, {}, R"glsl(
 $T $NAME($T a, $T b) {

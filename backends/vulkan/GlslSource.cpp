@@ -110,6 +110,11 @@ class GlslDialect : public clike::Dialect {
                   DType) const override {
     return "fma(" + a + ", " + b + ", " + c + ")";
   }
+  // llvmpipe makes 0 * x and 0 / x 0 for any x, so these print as helpers that test for the NaN
+  // cases first.
+  std::string zero_product(char op, const std::string &a, const std::string &b, DType t) override {
+    return helper(op == '/' ? "fdiv_exact" : "fmul_exact", t) + "(" + a + ", " + b + ")";
+  }
   std::string gpu_id(clike::GpuId::Kind kind, int dim) const override {
     std::string d = std::string(".") + "xyz"[dim];
     switch (kind) {
@@ -186,9 +191,23 @@ ShaderFeatures features_of(const clike::KernelTypes &types) {
   return f;
 }
 
+// SignedZeroInfNanPreserve (execution mode 4461, capability 4466, SPV_KHR_float_controls) for the
+// widths the shader computes in: float16 values are computed in float, so float32 always.
+std::string nan_preserve_modes(const NanPreserve &has, const ShaderFeatures &needs) {
+  std::string modes;
+  for (auto [width, wanted] :
+       {std::pair{16, needs.float16 && has.float16}, std::pair{32, has.float32},
+        std::pair{64, needs.float64 && has.float64}})
+    if (wanted)
+      modes += "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = "
+               "[4466], 4461, " +
+               std::to_string(width) + ");\n";
+  return modes.empty() ? "" : "#extension GL_EXT_spirv_intrinsics : require\n" + modes;
+}
+
 }  // namespace
 
-KernelSource kernel_source(const compiler::Kernel &k) {
+KernelSource kernel_source(const compiler::Kernel &k, const NanPreserve &preserve) {
   // Params read by aligned groups of four (finish_kernel marks float32 inputs that fit a texel
   // buffer view) are read through R32G32B32A32 texel views.
   std::map<std::string, int> texel_buffers;
@@ -237,8 +256,9 @@ KernelSource kernel_source(const compiler::Kernel &k) {
                "  if (tsr_id >= TSR_COUNT) return;\n";
   }
   main_fn += frame.ids + frame.body.code + "}\n";
-  ks.source = kPrelude + layout + buffers + shared + frame.helpers + main_fn;
   ks.needs = features_of(frame.types);
+  ks.source = kPrelude + nan_preserve_modes(preserve, ks.needs) + layout + buffers + shared +
+              frame.helpers + main_fn;
   return ks;
 }
 

@@ -20,6 +20,16 @@ struct ShaderFeatures {
   bool int8 = false;     // shaderInt8 and storageBuffer8BitAccess (also bool buffers)
 };
 
+/// The float widths whose Inf, NaN and signed zeros a device keeps when a shader asks for it
+/// (SignedZeroInfNanPreserve, Vulkan 1.2's shaderSignedZeroInfNanPreserveFloatN). Without it a
+/// driver may fold `0 * x`, `0 / x` and `x - x` to 0 (lavapipe does), which loses the NaN that
+/// x = Inf or NaN gives on interp and every other device (docs/tile-semantics.md).
+struct NanPreserve {
+  bool float16 = false;
+  bool float32 = false;
+  bool float64 = false;
+};
+
 // The frame's specialization constants where the driver picks the work-group size (a kernel
 // without GPU loops): that size and the number of invocations that run an iteration (the rest
 // exit at the bounds check).
@@ -42,8 +52,9 @@ struct KernelSource {
 /// The shader of finished kernel `kernel` (compiler/Finish.h); storage buffer `i` (set 0, binding
 /// i) is kernel.params[i]. Params read in groups (BufferParam::grouped_reads) may be read through
 /// texel buffer views too (KernelSource::texel_params). Throws tile::Error for what GLSL cannot
-/// express (float64 transcendental functions it has no helper for).
-KernelSource kernel_source(const compiler::Kernel &kernel);
+/// express (float64 transcendental functions it has no helper for). The shader asks to keep Inf,
+/// NaN and signed zeros in each width of `preserve` that it computes in.
+KernelSource kernel_source(const compiler::Kernel &kernel, const NanPreserve &preserve = {});
 
 /// Throws tile::Error naming the first feature `src` needs that `has` lacks, e.g.
 /// "vulkan:0 (llvmpipe) has no float64 support: kernel C needs it".

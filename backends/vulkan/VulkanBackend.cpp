@@ -244,7 +244,7 @@ class VulkanBackend : public Backend {
   std::string source(const std::vector<const compiler::Kernel *> &kernels) override {
     std::string out;
     for (const auto *k : kernels) {
-      vulkan::KernelSource src = vulkan::kernel_source(*k);
+      vulkan::KernelSource src = vulkan::kernel_source(*k, g_.nan_preserve);
       const auto &l = src.launch;
       std::string shape =
           l.dims > 0 && !l.driver_local
@@ -338,7 +338,7 @@ VkKernels::VkKernels(VulkanBackend &backend, const std::vector<const compiler::K
                             "(maxStorageBufferRange " +
                             std::to_string(lim.maxStorageBufferRange) + " bytes)");
       }
-      vulkan::KernelSource src = vulkan::kernel_source(*k);
+      vulkan::KernelSource src = vulkan::kernel_source(*k, g_.nan_preserve);
       vulkan::check_features(src, g_.features, g_.label());
       const auto &launch = src.launch;
       uint32_t local = 1;

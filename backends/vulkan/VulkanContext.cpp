@@ -125,12 +125,18 @@ std::unique_ptr<Gpu> describe(VkPhysicalDevice pd, uint32_t family) {
 
     VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
     VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceFloatControlsProperties fc{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
     sub.pNext = &drv;
+    drv.pNext = &fc;
     VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     p2.pNext = &sub;
     vkGetPhysicalDeviceProperties2(pd, &p2);
     g->subgroup_size = std::max(1u, sub.subgroupSize);
     driver = std::string(drv.driverName) + " " + drv.driverInfo;
+    g->nan_preserve = {static_cast<bool>(fc.shaderSignedZeroInfNanPreserveFloat16),
+                       static_cast<bool>(fc.shaderSignedZeroInfNanPreserveFloat32),
+                       static_cast<bool>(fc.shaderSignedZeroInfNanPreserveFloat64)};
   }
   const auto &lim = g->props.limits;
   bool cpu = g->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;

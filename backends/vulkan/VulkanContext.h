@@ -36,6 +36,7 @@ struct Gpu {
   uint32_t subgroup_size = 1;
   int cores = 1;  // CPU threads for a CPU device (lavapipe), else 1 (Vulkan does not say)
   ShaderFeatures features;
+  NanPreserve nan_preserve;
   std::map<std::string, std::string> facts;
 
   // Created by open_gpu(); `mutex` guards the queue, the pipelines and the cache file.

@@ -272,6 +272,33 @@ TEST(VulkanDevice, MatmulMatchesHandValues) {
   }
 }
 
+// llvmpipe makes 0 * x and 0 / x zero for every x; Tile's (and IEEE's) 0 * Inf, 0 * NaN, 0 / 0 and
+// 0 / NaN are NaN, and x / 0 is +-Inf.
+TEST(VulkanDevice, ProductsWithALiteralZeroKeepNaNAndInf) {
+  REQUIRE_DEVICE();
+  auto device = std::make_unique<Device>(vulkan_backend(0));
+  auto p = tile::bind(tile::parse_program("function (A[N]) -> (M, D, Q) { M = mul(A, 0.0); "
+                                          "D = div(0.0, A); Q = div(A, 0.0); }"),
+                      {{"A", {tile::DType::Float32, {5}}}});
+  const float inf = INFINITY, nan = NAN;
+  HostTensor a(p.type_of("A"));
+  const float values[] = {0.0f, inf, nan, 2.0f, -3.0f};
+  std::memcpy(a.as<float>(), values, sizeof values);
+  auto out = device->compile(p)->run({{"A", a}});
+  auto expect = [&](const char *name, std::array<float, 5> want) {
+    for (int i = 0; i < 5; ++i) {
+      float got = out.at(name).as<float>()[i];
+      if (std::isnan(want[i]))
+        EXPECT_TRUE(std::isnan(got)) << name << "[" << i << "] = " << got;
+      else
+        EXPECT_EQ(got, want[i]) << name << "[" << i << "]";
+    }
+  };
+  expect("M", {0.0f, nan, nan, 0.0f, 0.0f});
+  expect("D", {nan, 0.0f, nan, 0.0f, 0.0f});
+  expect("Q", {nan, inf, nan, inf, -inf});
+}
+
 // The float64 functions GLSL lacks, computed by the dialect's helpers, against the C library.
 TEST(VulkanDevice, Float64HelpersMatchTheCLibrary) {
   REQUIRE_DEVICE();
