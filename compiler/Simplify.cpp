@@ -1,6 +1,7 @@
 #include "compiler/Simplify.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "compiler/IRMutator.h"
 #include "compiler/Substitute.h"
@@ -19,6 +20,22 @@ bool is_const(const Expr &e, int64_t v) {
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// The truth of `u OP v` for a comparison or logic op, nothing for any other.
+std::optional<bool> compare(Binary::Op op, int64_t u, int64_t v) {
+  using Op = Binary::Op;
+  switch (op) {
+    case Op::EQ: return u == v;
+    case Op::NE: return u != v;
+    case Op::LT: return u < v;
+    case Op::LE: return u <= v;
+    case Op::GT: return u > v;
+    case Op::GE: return u >= v;
+    case Op::And: return u != 0 && v != 0;
+    case Op::Or: return u != 0 || v != 0;
+    default: return std::nullopt;
+  }
 }
 
 class Simplifier : public IRMutator {
@@ -55,11 +72,55 @@ class Simplifier : public IRMutator {
       if (op->op == Op::Add && y && y->value < 0)
         return Binary::make(Op::Sub, a, IntImm::make(op->type, -y->value));
     }
+    if (op->type.dtype == tile::DType::Bool && op->type.lanes == 1)
+      if (auto *x = int_imm(a), *y = int_imm(b); x && y && tile::is_integer(a->type.dtype))
+        if (auto truth = compare(op->op, x->value, y->value))
+          return IntImm::make(op->type, *truth ? 1 : 0);
     if (a == op->a && b == op->b) return self;
     return Binary::make(op->op, a, b);
   }
+  // A guard known at compile time goes, and with it what only it held (a null statement here
+  // means nothing is left): a contraction with no valid point otherwise keeps its loads at
+  // constant negative indices, which shader compilers reject even in code that never runs.
+  Stmt visit(const IfThenElse *op, const Stmt &self) override {
+    Expr cond = mutate(op->cond);
+    if (auto *c = int_imm(cond)) return mutate(c->value != 0 ? op->then_case : op->else_case);
+    Stmt then_case = mutate(op->then_case), else_case = mutate(op->else_case);
+    if (!then_case && !else_case) return nullptr;
+    if (!then_case) return IfThenElse::make(Not::make(cond), else_case);
+    if (cond == op->cond && then_case == op->then_case && else_case == op->else_case) return self;
+    return IfThenElse::make(cond, then_case, else_case);
+  }
+  Stmt visit(const Block *op, const Stmt &self) override {
+    std::vector<Stmt> stmts;
+    bool changed = false;
+    for (const auto &s : op->stmts) {
+      Stmt m = mutate(s);
+      changed |= m != s;
+      if (m) stmts.push_back(std::move(m));
+    }
+    if (stmts.empty()) return nullptr;
+    return changed ? Block::make(std::move(stmts)) : self;
+  }
+  Stmt visit(const LetStmt *op, const Stmt &self) override {
+    Stmt body = mutate(op->body);
+    if (!body) return nullptr;
+    Expr value = mutate(op->value);
+    return value == op->value && body == op->body ? self : LetStmt::make(op->var, value, body);
+  }
+  Stmt visit(const Allocate *op, const Stmt &self) override {
+    Stmt body = mutate(op->body);
+    if (!body) return nullptr;
+    return body == op->body ? self
+                            : Allocate::make(op->buffer, op->type, op->size, op->local, body);
+  }
   Stmt visit(const For *op, const Stmt &self) override {
-    Stmt s = IRMutator::visit(op, self);
+    Stmt body = mutate(op->body);
+    if (!body) return nullptr;
+    Expr min = mutate(op->min), extent = mutate(op->extent);
+    Stmt s = min == op->min && extent == op->extent && body == op->body
+                 ? self
+                 : For::make(op->var, min, extent, op->for_kind, body, op->gpu_dim);
     auto *f = as<For>(s);
     // A loop of one iteration is its body at the loop's start.
     if (f && is_const(f->extent, 1) && f->for_kind != ForKind::Vectorized)
@@ -71,6 +132,10 @@ class Simplifier : public IRMutator {
 }  // namespace
 
 Expr simplify(const Expr &e) { return Simplifier().mutate(e); }
-Stmt simplify(const Stmt &s) { return Simplifier().mutate(s); }
+Stmt simplify(const Stmt &s) {
+  // A statement that does nothing at all stays as it was: loop IR has no empty statement.
+  Stmt r = Simplifier().mutate(s);
+  return r ? r : s;
+}
 
 }  // namespace tessera::compiler

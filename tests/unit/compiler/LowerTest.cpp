@@ -10,6 +10,7 @@
 #include "compiler/Lower.h"
 #include "compiler/OutputBasis.h"
 #include "compiler/Schedule.h"
+#include "compiler/Simplify.h"
 #include "runtime/interp/Interpret.h"
 #include "tests/unit/compiler/LoopEval.h"
 #include "tests/unit/compiler/MatchInterp.h"
@@ -216,6 +217,29 @@ TEST(IRPrinter, ForStoreAndIndexMath) {
       Store::make("C", idx,
                   Binary::make(Binary::Op::Add, Load::make(f, "C", idx), Load::make(f, "A", i))));
   EXPECT_EQ(print_stmt(s), "for i in [0, 128) parallel {\n  C[i*64 + j] = C[i*64 + j] + A[i]\n}\n");
+}
+
+// D[i - 2, i] has no valid point for i in [0, 1): the guard is false at compile time, and the load
+// at a negative constant index goes with it (shader compilers reject such loads even where dead).
+TEST(Simplify, AGuardFalseAtCompileTimeGoesWithWhatItHeld) {
+  std::string text = "function (D[D0, D1]) -> (T1) { T1[i : 1] = >(D[i - 2, i]); }";
+  auto bound = bind_text(text, {{"D", {DType::Float32, {3, 4}}}});
+  auto lowered = lower(bound, Target{});
+  for (const auto &s : lowered.steps)
+    if (s.kind == Step::Kind::Kernel) {
+      std::string printed = print_kernel(s.kernel);
+      EXPECT_EQ(printed.find("if"), std::string::npos) << printed;
+      EXPECT_EQ(printed.find("D["), std::string::npos) << printed;
+    }
+  expect_matches_interp(text, {{"D", {DType::Float32, {3, 4}}}});
+}
+
+TEST(Simplify, ConstantComparisonsFold) {
+  Expr two = IntImm::make(2), three = IntImm::make(3);
+  EXPECT_EQ(print_expr(simplify(Binary::make(Binary::Op::LT, two, three))), "1");
+  EXPECT_EQ(print_expr(simplify(Binary::make(
+                Binary::Op::GE, Binary::make(Binary::Op::Sub, two, three), IntImm::make(0)))),
+            "0");
 }
 
 TEST(Schedule, JsonRoundTripWithStableKeys) {
