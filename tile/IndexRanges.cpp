@@ -1,12 +1,13 @@
 #include "tile/IndexRanges.h"
 
 #include "tile/Diagnostics.h"
+#include "tile/Projection.h"
 
 namespace tessera::tile {
 
 namespace {
 // lo <= form <= hi, both inclusive.
-struct Inequality {
+struct Bracket {
   const Affine *form;
   Rational lo, hi;
 };
@@ -17,7 +18,7 @@ struct Interval {
 
 // Tightens `v`'s interval from one inequality; returns true when it changed. Works only when
 // every other variable with a nonzero coefficient is bounded on the side it needs.
-bool tighten(const Inequality &q, size_t v, std::vector<Interval> &box) {
+bool tighten(const Bracket &q, size_t v, std::vector<Interval> &box) {
   const Affine &a = *q.form;
   Rational c = a.coeffs[v];
   if (c.num == 0) return false;
@@ -60,7 +61,7 @@ bool tighten(const Inequality &q, size_t v, std::vector<Interval> &box) {
 std::vector<std::optional<IndexRange>>
 index_ranges(const BoundContraction &c, const std::vector<int64_t> &output_shape,
              const std::map<std::string, TensorType> &types) {
-  std::vector<Inequality> ineqs;
+  std::vector<Bracket> ineqs;
   auto add_access = [&](const BoundAccess &a, const std::vector<int64_t> &shape) {
     TESSERA_INTERNAL_ASSERT(a.dims.size() == shape.size(), "access rank differs from tensor rank");
     for (size_t d = 0; d < a.dims.size(); ++d) ineqs.push_back({&a.dims[d], 0, shape[d] - 1});
@@ -80,9 +81,22 @@ index_ranges(const BoundContraction &c, const std::vector<int64_t> &output_shape
     if (!changed) break;
     for (const auto &b : box) empty |= b.lo && b.hi && *b.hi < *b.lo;
   }
-  std::vector<std::optional<IndexRange>> out;
+  // Intervals see one inequality at a time; a variable bounded only by combining several
+  // (2*j + k and j - k) gets its range by exact projection instead.
+  std::vector<Inequality> all;
+  for (size_t v = 0; v < box.size() && !empty; ++v) {
+    if (box[v].lo && box[v].hi) continue;
+    if (all.empty()) all = domain_inequalities(c, output_shape, types);
+    int64_t lo = 0, hi = -1;
+    bool none = false;
+    if (!project(all, v, lo, hi, none)) continue;
+    if (!box[v].lo || *box[v].lo < Rational(lo)) box[v].lo = Rational(lo);
+    if (!box[v].hi || Rational(hi) < *box[v].hi) box[v].hi = Rational(hi);
+    empty |= none || hi < lo;
+  }
   // No valid point at all: every variable gets the empty range, bounded or not.
   if (empty) return std::vector<std::optional<IndexRange>>(box.size(), IndexRange{});
+  std::vector<std::optional<IndexRange>> out;
   for (const auto &b : box) {
     if (!b.lo || !b.hi)
       out.push_back(std::nullopt);

@@ -1,5 +1,6 @@
 // Integer ranges of a bound contraction's index variables, by interval propagation over its
-// affine access and constraint inequalities. Shared by bind (unbounded-index errors) and the
+// affine access and constraint inequalities, and by exact projection (tile/Projection.h) for a
+// variable that no single inequality bounds. Shared by bind (unbounded-index errors) and the
 // interpreter (the box it enumerates).
 #pragma once
 
@@ -20,10 +21,10 @@ struct IndexRange {
   bool empty() const { return lo > hi; }
 };
 
-/// One range per index variable of `c` (by position), or nullopt for a variable that no
-/// inequality bounds on both sides. Every access dimension gives 0 <= a < D (D from `types`, the
-/// output from `output_shape`), every constraint 0 <= p < B. The box contains every valid point;
-/// the enumerator still checks each point exactly.
+/// One range per index variable of `c` (by position), or nullopt for a variable that the
+/// inequalities together do not bound on both sides. Every access dimension gives 0 <= a < D (D
+/// from `types`, the output from `output_shape`), every constraint 0 <= p < B. The box contains
+/// every valid point; the enumerator still checks each point exactly.
 std::vector<std::optional<IndexRange>> index_ranges(const BoundContraction &c,
                                                     const std::vector<int64_t> &output_shape,
                                                     const std::map<std::string, TensorType> &types);

@@ -3,6 +3,7 @@
 
 #include "tile/Bind.h"
 #include "tile/Diagnostics.h"
+#include "tile/IndexRanges.h"
 #include "tile/Parser.h"
 
 namespace tessera::tile {
@@ -193,6 +194,20 @@ TEST(BindError, NotAffine) {
 TEST(BindError, UnboundedIndex) {
   EXPECT_EQ(bind_error("function (A[N]) -> (B) { B[i : N] = +(A[i + j - j]); }", {{"A", f32({4})}}),
             "f.tile:1:26: error: index 'j' is unbounded");
+}
+
+// Neither access bounds j or k alone (each has the other variable in it); together they do:
+// 0 <= 2j + k <= 4 and 0 <= j - k <= 4 give 0 <= j <= 2 and -2 <= k <= 1.
+TEST(IndexRanges, AnIndexBoundedOnlyByTwoAccessesTogether) {
+  auto b =
+      bind_text("function (A[N]) -> (B) { B[] = +(A[2*j + k] + A[j - k]); }", {{"A", f32({5})}});
+  const auto &c = b.statements[0].contraction();
+  auto ranges = index_ranges(c, {}, b.types);
+  ASSERT_EQ(ranges.size(), 2u);
+  ASSERT_TRUE(ranges[0] && ranges[1]);
+  EXPECT_EQ(c.indices[0], "j");
+  EXPECT_EQ(std::make_pair(ranges[0]->lo, ranges[0]->hi), std::make_pair(int64_t{0}, int64_t{2}));
+  EXPECT_EQ(std::make_pair(ranges[1]->lo, ranges[1]->hi), std::make_pair(int64_t{-2}, int64_t{1}));
 }
 
 TEST(BindError, BroadcastMismatch) {
