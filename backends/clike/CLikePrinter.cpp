@@ -233,9 +233,9 @@ std::string CLikePrinter::scalar(const Expr &e, int lane) {
     case compiler::ExprKind::Select: {
       auto *s = as<compiler::Select>(e);
       DType t = e->type.dtype;
-      return "(" + truthy(scalar(s->cond, lane), s->cond->type.dtype) + " ? " +
-             cast(scalar(s->true_value, lane), s->true_value->type.dtype, t) + " : " +
-             cast(scalar(s->false_value, lane), s->false_value->type.dtype, t) + ")";
+      return select(truthy(scalar(s->cond, lane), s->cond->type.dtype),
+                    cast(scalar(s->true_value, lane), s->true_value->type.dtype, t),
+                    cast(scalar(s->false_value, lane), s->false_value->type.dtype, t), t);
     }
     case compiler::ExprKind::Load: {
       auto *l = as<compiler::Load>(e);
@@ -292,6 +292,16 @@ std::string CLikePrinter::binary(const compiler::Binary &b, int lane) {
   if (b.op == Op::Mul || b.op == Op::Div)
     if (std::string z = zero_product(b.op == Op::Div, b.a, b.b, x, y, t); !z.empty()) return z;
   return binary_op(b.op, t, x, y, true);
+}
+
+std::string CLikePrinter::select(const std::string &cond, const std::string &a,
+                                 const std::string &b, DType t) {
+  std::string s = "(" + cond + " ? " + a + " : " + b + ")";
+  // C promotes narrow integer operands of ?: to int, and min(ushort, int) is ambiguous in
+  // OpenCL: the result converts back to its type, as narrow arithmetic does.
+  if (tile::is_integer(t) && tile::dtype_bits(t) < 32)
+    return dialect_.cast_to(dialect_.compute_type(t), s);
+  return s;
 }
 
 std::string CLikePrinter::binary_op(Op op, DType t, const std::string &a, const std::string &b,
@@ -398,8 +408,7 @@ std::string CLikePrinter::call(const compiler::Call &c, int lane) {
     return binary_op(o, ct, cast(v[0], at[0], ct), cast(v[1], at[1], ct), false);
   }
   if (op == Intrinsic::Cond)
-    return "(" + truthy(v[0], at[0]) + " ? " + cast(v[1], at[1], t) + " : " + cast(v[2], at[2], t) +
-           ")";
+    return select(truthy(v[0], at[0]), cast(v[1], at[1], t), cast(v[2], at[2], t), t);
   // Every other intrinsic computes in its result type.
   for (size_t i = 0; i < v.size(); ++i) v[i] = cast(v[i], at[i], t);
   bool fl = tile::is_float(t);

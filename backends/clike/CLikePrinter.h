@@ -136,6 +136,9 @@ class CLikePrinter {
   std::string vec(const compiler::Expr &e);
   std::string literal(tile::DType dtype, double fv, int64_t iv, bool is_float_value);
   std::string binary(const compiler::Binary &b, int lane);
+  /// `cond ? a : b` of type `t`, all three printed.
+  std::string select(const std::string &cond, const std::string &a, const std::string &b,
+                     tile::DType t);
   /// The dialect's zero_product of printed operands `x`, `y` of `a * b` (or `a / b`) when one of
   /// `a`, `b` is the literal zero, else "".
   std::string zero_product(bool div, const compiler::Expr &a, const compiler::Expr &b,
