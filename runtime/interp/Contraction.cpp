@@ -230,7 +230,22 @@ class Evaluator {
     return T(0);
   }
 
+  // An integer combination wraps to the output's width before max or min compare it (uint32:
+  // 8 * 4294967295 is 4294967288, not 34359738360); sums and products may wrap at the end.
+  T wrapped(T v) const {
+    if constexpr (std::is_same_v<T, double>) {
+      return v;
+    } else {
+      int bits = tile::dtype_bits(out_type_.dtype);
+      if (!tile::is_integer(out_type_.dtype) || bits >= 64) return v;
+      uint64_t low = (uint64_t{1} << bits) - 1, u = static_cast<uint64_t>(v) & low;
+      if (tile::is_signed_int(out_type_.dtype) && (u >> (bits - 1)) != 0) u |= ~low;
+      return static_cast<T>(u);
+    }
+  }
+
   void aggregate(int64_t o, T v) {
+    if (c_.agg == AggOp::Max || c_.agg == AggOp::Min) v = wrapped(v);
     if (!written_[o]) {
       written_[o] = 1;
       acc_[o] = v;
