@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "compiler/IRMutator.h"
 #include "compiler/Substitute.h"
@@ -72,10 +73,21 @@ class Simplifier : public IRMutator {
       if (op->op == Op::Add && y && y->value < 0)
         return Binary::make(Op::Sub, a, IntImm::make(op->type, -y->value));
     }
-    if (op->type.dtype == tile::DType::Bool && op->type.lanes == 1)
-      if (auto *x = int_imm(a), *y = int_imm(b); x && y && tile::is_integer(a->type.dtype))
+    if (op->type.dtype == tile::DType::Bool && op->type.lanes == 1) {
+      auto *x = int_imm(a), *y = int_imm(b);
+      if (x && y && (tile::is_integer(a->type.dtype) || a->type.dtype == tile::DType::Bool))
         if (auto truth = compare(op->op, x->value, y->value))
           return IntImm::make(op->type, *truth ? 1 : 0);
+      // false && e is false, true && e is e; likewise for ||.
+      if (op->op == Op::And || op->op == Op::Or) {
+        bool is_and = op->op == Op::And;
+        for (auto [known, other] : {std::pair{x, b}, std::pair{y, a}}) {
+          if (!known) continue;
+          if ((known->value != 0) != is_and) return IntImm::make(op->type, is_and ? 0 : 1);
+          if (other->type == op->type) return other;
+        }
+      }
+    }
     if (a == op->a && b == op->b) return self;
     return Binary::make(op->op, a, b);
   }

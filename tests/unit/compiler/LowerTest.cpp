@@ -240,6 +240,13 @@ TEST(Simplify, ConstantComparisonsFold) {
   EXPECT_EQ(print_expr(simplify(Binary::make(
                 Binary::Op::GE, Binary::make(Binary::Op::Sub, two, three), IntImm::make(0)))),
             "0");
+  Expr b = Var::make({DType::Bool, 1}, "b");
+  Expr no = Binary::make(Binary::Op::LT, three, two),
+       yes = Binary::make(Binary::Op::LT, two, three);
+  EXPECT_EQ(print_expr(simplify(Binary::make(Binary::Op::And, b, no))), "0");
+  EXPECT_EQ(print_expr(simplify(Binary::make(Binary::Op::And, yes, b))), "b");
+  EXPECT_EQ(print_expr(simplify(Binary::make(Binary::Op::Or, b, yes))), "1");
+  EXPECT_EQ(print_expr(simplify(Binary::make(Binary::Op::Or, no, b))), "b");
 }
 
 TEST(Schedule, JsonRoundTripWithStableKeys) {
