@@ -223,6 +223,7 @@ void bench(BenchOptions o) {
                         {"streams", o.config.streams},
                         {"iterations", o.config.iterations},
                         {"warmup", o.config.warmup},
+                        {"warmup_seconds", o.config.warmup_seconds},
                         {"tune", tune_policy_name(*o.config.policy)},
                         {"tessera_version", TESSERA_VERSION},
                         {"results", results}};
@@ -256,6 +257,10 @@ void add_bench_command(CLI::App &app) {
   cmd->add_option("--iterations", o->config.iterations, "Timed passes per stream (default 20)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", o->config.warmup, "Untimed passes first (default 3)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--warmup-seconds", o->config.warmup_seconds,
+                  "Warm up for at least this long too, unless --warmup is 0 (default 1: GPUs "
+                  "raise their clocks under load)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--json", o->json, "Write the results, every pass's latency included, here");
   cmd->add_option("--emit-tile", o->emit_dir,

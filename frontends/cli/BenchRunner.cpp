@@ -100,8 +100,11 @@ BenchResult run_bench(const BenchProgram &program, const BenchConfig &config,
   }
 
   progress("warm-up");
+  auto warm = Clock::now();
   for (Stream &s : streams)
     for (int i = 0; i < config.warmup; ++i) pass(s, program.result);
+  while (config.warmup > 0 && seconds_since(warm) < config.warmup_seconds)
+    for (Stream &s : streams) pass(s, program.result);
 
   progress("timed passes");
   auto run_stream = [&](Stream &s) {

@@ -17,6 +17,9 @@ struct BenchConfig {
   int streams = 1;
   int iterations = 20;
   int warmup = 3;
+  // Warm-up (when `warmup` > 0) also lasts this long: GPUs raise their clocks only after about a
+  // second of load (an H200 ran MobileNetV2's first 16 passes at 11.7 ms, the rest at 4.1 ms).
+  double warmup_seconds = 1.0;
   std::optional<TunePolicy> policy;  // unset: TESSERA_TUNE, else online
   std::string cache_path;            // the kernel cache; "" = a fresh one, deleted afterwards
 };

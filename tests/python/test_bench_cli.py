@@ -14,9 +14,10 @@ SMALL = ["--image-size", "32", "--width-divisor", "4", "--tune", "off"]
 def test_times_each_batch_size_and_writes_json(tessera, tmp_path):
     out = tmp_path / "r.json"
     proc = tessera("bench", "small_resnet", "--batch", "1,2", "--iterations", "3", "--warmup", "1",
-                   "--json", out, *SMALL)
+                   "--warmup-seconds", "0.2", "--json", out, *SMALL)
     report = json.loads(out.read_text())
     assert report["model"] == "small_resnet" and report["device"] == "cpu"
+    assert report["warmup"] == 1 and report["warmup_seconds"] == 0.2
     assert not report["train"] and report["iterations"] == 3
     assert [r["batch"] for r in report["results"]] == [1, 2]
     for r in report["results"]:
