@@ -6,6 +6,7 @@
 
 #include "compiler/IRMutator.h"
 #include "compiler/Substitute.h"
+#include "tile/Affine.h"
 
 namespace tessera::compiler {
 
@@ -18,10 +19,7 @@ bool is_const(const Expr &e, int64_t v) {
   return i && i->value == v;
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
+using tile::floor_div;
 
 // The truth of `u OP v` for a comparison or logic op, nothing for any other.
 std::optional<bool> compare(Binary::Op op, int64_t u, int64_t v) {

@@ -2,15 +2,14 @@
 
 #include <algorithm>
 
+#include "tile/Affine.h"
+
 namespace tessera::compiler {
 
 namespace {
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+using tile::ceil_div;
+using tile::floor_div;
 
 // The least value of `g` over the box, leaving out variable `skip`.
 int64_t min_without(const Inequality &g, const std::vector<NestIndex> &ix, size_t skip) {

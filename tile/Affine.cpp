@@ -29,6 +29,12 @@ Rational make(__int128 n, __int128 d) {
 }
 }  // namespace
 
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
 Rational::Rational(int64_t n, int64_t d) { *this = make(n, d); }
 
 int64_t Rational::floor() const {

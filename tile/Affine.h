@@ -8,6 +8,10 @@
 
 namespace tessera::tile {
 
+/// a / b rounded toward negative infinity, and toward positive infinity (b != 0, either sign).
+int64_t floor_div(int64_t a, int64_t b);
+int64_t ceil_div(int64_t a, int64_t b);
+
 /// num/den in lowest terms with den > 0. Arithmetic is exact; it throws tile::Error on int64
 /// overflow rather than wrapping.
 struct Rational {

@@ -4,15 +4,11 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "tile/Affine.h"
+
 namespace tessera::tile {
 
 namespace {
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 // Divides a row by the gcd of its coefficients; the constant rounds down, which is exact for
 // integer points (sum c*x >= -k with gcd g is sum (c/g)*x >= ceil(-k/g)).

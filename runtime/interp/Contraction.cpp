@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "tile/Affine.h"
 #include "tile/Diagnostics.h"
 #include "tile/IndexRanges.h"
 
@@ -36,14 +37,8 @@ Row make_row(const tile::Affine &a, int64_t limit, int slot, int64_t stride) {
   return r;
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t ceil_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
-}
+using tile::ceil_div;
+using tile::floor_div;
 
 std::vector<int64_t> strides_of(const std::vector<int64_t> &shape) {
   std::vector<int64_t> s(shape.size(), 1);
