@@ -16,7 +16,7 @@ DIFF_FUZZ := PYTHONPATH=$(REPO)/tests/fuzz TESSERA_TUNE=off \
   TESSERA_CACHE=$(BUILD)/fuzz-cache.db POCL_CACHE_DIR=$(BUILD)/pocl-cache $(VENV_PYTHON) -m tessera_fuzz
 DIFF_FUZZ_PROGRAMS ?= 60
 
-.PHONY: setup configure build demo test keras-test fuzz
+.PHONY: setup configure build demo test keras-test fuzz sanitize
 
 setup:
 	$(REPO)/scripts/setup.sh
@@ -58,3 +58,8 @@ fuzz: build
 	$(REPO)/scripts/fuzz.sh
 	$(DIFF_FUZZ) --seed $${FUZZ_SEED:-$$(date +%s)} --seconds $${FUZZ_SECONDS:-60} \
 	  --save-dir $(BUILD)/fuzz-cases --log $(BUILD)/fuzz-diff.log
+
+# The unit and e2e suites built with AddressSanitizer and UndefinedBehaviorSanitizer (build-asan);
+# not in `make test`, which it would outlast. CTEST_ARGS narrows it (e.g. CTEST_ARGS="-R Parser").
+sanitize:
+	$(REPO)/scripts/sanitize.sh $(CTEST_ARGS)
