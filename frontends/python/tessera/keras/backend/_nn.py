@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import _native, graph
 from ... import ops as _ops
+from ._core import _seed
 
 __all__ = [
     "relu", "elu", "softmax", "softplus", "softsign", "sigmoid", "hard_sigmoid", "tanh",
@@ -541,5 +542,7 @@ def dropout(x, level, noise_shape=None, seed=None):
     def draw(rng, shape):
         return (rng.random(shape) >= level).astype(dtype)
 
-    mask = graph.random(sizes, draw, dtype, seed)
+    # Without a seed, numpy's global generator picks one (as every random function here does):
+    # a seeded program draws the same masks in every process.
+    mask = graph.random(sizes, draw, dtype, _seed(seed))
     return x * mask * (1 / (1 - level))
