@@ -110,8 +110,8 @@ class GlslDialect : public clike::Dialect {
                   DType) const override {
     return "fma(" + a + ", " + b + ", " + c + ")";
   }
-  // llvmpipe makes 0 * x and 0 / x 0 for any x, so these print as helpers that test for the NaN
-  // cases first.
+  // llvmpipe computes 0 * x and 0 / x as 0 for every x, below where the float controls or
+  // `precise` reach, so these print as helpers that test for the NaN and Inf cases first.
   std::string zero_product(char op, const std::string &a, const std::string &b, DType t) override {
     return helper(op == '/' ? "fdiv_exact" : "fmul_exact", t) + "(" + a + ", " + b + ")";
   }

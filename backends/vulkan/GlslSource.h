@@ -22,8 +22,9 @@ struct ShaderFeatures {
 
 /// The float widths whose Inf, NaN and signed zeros a device keeps when a shader asks for it
 /// (SignedZeroInfNanPreserve, Vulkan 1.2's shaderSignedZeroInfNanPreserveFloatN). Without it a
-/// driver may fold `0 * x`, `0 / x` and `x - x` to 0 (lavapipe does), which loses the NaN that
-/// x = Inf or NaN gives on interp and every other device (docs/tile-semantics.md).
+/// driver may fold `x - x` to 0 (lavapipe does), which loses the NaN that x = Inf or NaN gives on
+/// interp and every other device (docs/tile-semantics.md). Products and quotients with a literal
+/// zero need more than this on lavapipe: see GlslDialect::zero_product.
 struct NanPreserve {
   bool float16 = false;
   bool float32 = false;
