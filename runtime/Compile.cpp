@@ -7,6 +7,7 @@
 #include "runtime/BinaryStore.h"
 #include "runtime/ExecutableImpl.h"
 #include "runtime/KernelCache.h"
+#include "runtime/OnlineTuner.h"
 #include "runtime/ScheduleSelector.h"
 #include "runtime/SharedCache.h"
 #include "tile/Diagnostics.h"
@@ -38,9 +39,11 @@ int scheduled_steps(const compiler::ProgramPlan &plan) {
 }
 
 /// Plan, choose, apply, finish: the loop IR `backend` will run, and what choosing cost.
+/// `plan`, when given, receives the plan (for tuning between runs).
 compiler::LoweredProgram lower_program(const tile::BoundProgram &program, Backend &backend,
                                        const CompileOptions &options, CacheUse &cache,
-                                       bool may_tune, CompileReport &report) {
+                                       bool may_tune, CompileReport &report,
+                                       compiler::ProgramPlan *keep_plan = nullptr) {
   if (!backend.runs_kernels()) return compiler::host_program(program);
   const compiler::Target target = backend.target();
   // 1. Fusion and each kernel's loop nest, with the cost model's schedule for the target.
@@ -57,6 +60,7 @@ compiler::LoweredProgram lower_program(const tile::BoundProgram &program, Backen
     lowered.steps.push_back(compiler::finished_step(program, planned, schedule, target));
   }
   report = std::move(schedules.report());
+  if (keep_plan) *keep_plan = std::move(plan);
   return lowered;
 }
 
@@ -86,7 +90,11 @@ std::unique_ptr<Executable> compile(const tile::BoundProgram &program, Backend &
   check_fits(program, backend.info());
   CacheUse cache(backend, options);
   CompileReport report;
-  compiler::LoweredProgram lowered = lower_program(program, backend, options, cache, true, report);
+  const TunePolicy policy = options.policy ? *options.policy : tune_policy_from_env();
+  const bool online = policy == TunePolicy::Online && backend.runs_kernels();
+  compiler::ProgramPlan plan;
+  compiler::LoweredProgram lowered =
+      lower_program(program, backend, options, cache, true, report, online ? &plan : nullptr);
   // 5. The device builds the finished kernels; it emits code and does nothing else.
   std::vector<const compiler::Kernel *> kernels;
   for (const auto &s : lowered.steps)
@@ -96,9 +104,13 @@ std::unique_ptr<Executable> compile(const tile::BoundProgram &program, Backend &
     std::lock_guard<std::recursive_mutex> lock(backend.mutex());
     built = backend.build(kernels, cache.store());
   }
-  report.compile_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return std::make_unique<Executable>(std::make_unique<Executable::Impl>(
-      backend, program, std::move(lowered), std::move(built), std::move(report)));
+  auto impl = std::make_unique<Executable::Impl>(backend, program, std::move(lowered),
+                                                 std::move(built), report);
+  if (online)
+    impl->tuner =
+        std::make_unique<OnlineTuner>(backend, options, std::move(plan), report, cache.cache);
+  impl->report.compile_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return std::make_unique<Executable>(std::move(impl));
 }
 
 compiler::LoweredProgram lower_for(const tile::BoundProgram &program, Backend &backend,

@@ -1,13 +1,16 @@
 #include "runtime/Executable.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "compiler/Lower.h"
+#include "compiler/tune/Tuner.h"
 #include "runtime/Backend.h"
 #include "runtime/BufferPlan.h"
 #include "runtime/ExecutableImpl.h"
 #include "runtime/InputCheck.h"
+#include "runtime/OnlineTuner.h"
 #include "runtime/interp/Interpret.h"
 #include "tile/Diagnostics.h"
 
@@ -36,11 +39,17 @@ Executable::Impl::Impl(Backend &b, tile::BoundProgram p, compiler::LoweredProgra
   for (const auto &[name, type] : program.outputs) output_names.insert(name);
   for (const auto &b : lowered.buffers) buffers[b.name] = &b;
   for (const auto &s : program.statements) statements[s.output] = &s;
-  size_t next_kernel = 0;
-  for (const auto &s : lowered.steps)
-    kernel_of_step.push_back(s.kind == compiler::Step::Kind::Kernel ? next_kernel++ : SIZE_MAX);
+  for (const auto &s : lowered.steps) {
+    bool kernel = s.kind == compiler::Step::Kind::Kernel;
+    kernel_of_step.push_back(kernel ? launches.size() : SIZE_MAX);
+    if (kernel) launches.push_back({kernels.get(), launches.size()});
+  }
+  watched.assign(lowered.steps.size(), 0);
+  step_seconds.assign(lowered.steps.size(), 0);
   plan_memory();
 }
+
+Executable::Impl::~Impl() = default;
 
 std::vector<std::string> Executable::Impl::step_uses(const compiler::Step &s) const {
   std::vector<std::string> uses;
@@ -210,8 +219,70 @@ void Executable::Impl::run_steps(const std::map<std::string, DeviceBuffer *> &wh
     }
     args.clear();
     for (const auto &p : step.kernel.params) args.push_back(at(p.name));
-    timed(StepKind::Kernel, step.kernel.name, [&] { kernels->launch(kernel_of_step[i], args); });
+    const Launch &launch = launches[kernel_of_step[i]];
+    if (auto check = checks.find(i); check != checks.end()) {
+      timed(StepKind::Kernel, step.kernel.name,
+            [&] { launch_checked(i, check->second, args, where); });
+    } else if (watched[i]) {
+      // Timed alone: what ran before it is finished first, and it is waited for.
+      timed(StepKind::Kernel, step.kernel.name, [&] {
+        backend.finish();
+        auto start = std::chrono::steady_clock::now();
+        launch.kernels->launch(launch.index, args);
+        backend.finish();
+        step_seconds[i] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      });
+    } else {
+      timed(StepKind::Kernel, step.kernel.name,
+            [&] { launch.kernels->launch(launch.index, args); });
+    }
   }
+}
+
+// The kernel it replaces runs first on the step's data and its outputs are read back; the outputs
+// are restored to what they held before either ran (a step may add to what earlier steps wrote),
+// the new kernel runs and its outputs are compared. When they differ, the replaced kernel runs
+// again, so that the run's results are its.
+void Executable::Impl::launch_checked(size_t step, Check &check,
+                                      const std::vector<DeviceBuffer *> &args,
+                                      const std::map<std::string, DeviceBuffer *> &where) {
+  const compiler::Kernel &kernel = lowered.steps[step].kernel;
+  const Launch &launch = launches[kernel_of_step[step]];
+  std::vector<DeviceBuffer *> old_args;
+  for (const auto &p : check.replaced_step.kernel.params) old_args.push_back(where.at(p.name));
+  std::vector<std::pair<DeviceBuffer *, std::shared_ptr<DeviceBuffer>>> saved;
+  std::vector<size_t> sizes;
+  for (size_t a = 0; a < kernel.params.size(); ++a) {
+    const auto &p = kernel.params[a];
+    if (!p.is_output) continue;
+    size_t bytes = static_cast<size_t>(p.elements) * tile::dtype_size(p.dtype);
+    auto copy = backend.allocate(std::max<size_t>(bytes, 1));
+    if (bytes > 0) backend.copy(*args[a], *copy, bytes);
+    saved.emplace_back(args[a], copy);
+    sizes.push_back(bytes);
+  }
+  auto outputs = [&] {
+    compiler::tune::Measurement m;
+    for (size_t o = 0; o < saved.size(); ++o) {
+      m.outputs.emplace_back(sizes[o]);
+      if (sizes[o] > 0) backend.read(*saved[o].first, m.outputs.back().data(), sizes[o]);
+    }
+    return m;
+  };
+  auto restore = [&] {
+    for (size_t o = 0; o < saved.size(); ++o)
+      if (sizes[o] > 0) backend.copy(*saved[o].second, *saved[o].first, sizes[o]);
+  };
+  check.replaced.kernels->launch(check.replaced.index, old_args);
+  compiler::tune::Measurement reference = outputs();
+  restore();
+  launch.kernels->launch(launch.index, args);
+  check.difference = compiler::tune::output_difference(kernel, reference, outputs());
+  if (check.difference.empty()) return;
+  restore();
+  check.replaced.kernels->launch(check.replaced.index, old_args);
+  backend.finish();
 }
 
 // A statement the compiler left to the host: the reference interpreter evaluates it on the tensors
@@ -282,17 +353,35 @@ std::string Executable::Impl::loops() const { return compiler::print_lowered(low
 Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Executable::~Executable() = default;
 
+void Executable::Impl::before_run() {
+  if (tuner) tuner->before_run(*this);
+}
+
+void Executable::Impl::after_run(double seconds) {
+  if (tuner) tuner->after_run(*this, seconds);
+}
+
+// The tuner takes its turn after the run's results are ready, still holding the device: no other
+// run of this executable sees a kernel half swapped.
 TensorMap Executable::run(const TensorMap &inputs) {
   std::lock_guard<std::recursive_mutex> lock(impl_->backend.mutex());
   impl_->timer.restart();
-  return impl_->run_host(inputs);
+  impl_->before_run();
+  auto start = std::chrono::steady_clock::now();
+  TensorMap result = impl_->run_host(inputs);
+  impl_->after_run(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return result;
 }
 
 DeviceTensorMap Executable::run_on_device(const DeviceTensorMap &inputs,
                                           const DeviceTensorMap &outputs) {
   std::lock_guard<std::recursive_mutex> lock(impl_->backend.mutex());
   impl_->timer.restart();
-  return impl_->run_locked(inputs, outputs);
+  impl_->before_run();
+  auto start = std::chrono::steady_clock::now();
+  DeviceTensorMap result = impl_->run_locked(inputs, outputs);
+  impl_->after_run(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return result;
 }
 
 const tile::BoundProgram &Executable::program() const { return impl_->program; }
@@ -301,5 +390,9 @@ const CompileReport &Executable::report() const { return impl_->report; }
 std::string Executable::loops() const { return impl_->loops(); }
 void Executable::set_profiling(bool on) { impl_->timer.set_enabled(on); }
 const RunProfile &Executable::profile() const { return impl_->timer.profile(); }
+OnlineReport Executable::tuning() const {
+  std::lock_guard<std::recursive_mutex> lock(impl_->backend.mutex());
+  return impl_->tuner ? impl_->tuner->report() : OnlineReport{};
+}
 
 }  // namespace tessera

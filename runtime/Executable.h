@@ -9,6 +9,7 @@
 #include "runtime/CompileReport.h"
 #include "runtime/DeviceTensor.h"
 #include "runtime/HostTensor.h"
+#include "runtime/OnlineReport.h"
 #include "runtime/RunProfile.h"
 #include "tile/Bind.h"
 
@@ -46,6 +47,9 @@ class Executable {
   void set_profiling(bool on);
   /// The steps of the last profiled run. Profiled runs of one executable must not overlap.
   const RunProfile &profile() const;
+
+  /// What tuning between runs (TESSERA_TUNE=online) has done so far: empty under other policies.
+  OnlineReport tuning() const;
 
  private:
   std::unique_ptr<Impl> impl_;

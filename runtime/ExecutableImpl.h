@@ -15,9 +15,25 @@
 
 namespace tessera {
 
+class OnlineTuner;
+
 struct Executable::Impl {
   Impl(Backend &backend, tile::BoundProgram program, compiler::LoweredProgram lowered,
        std::unique_ptr<CompiledKernels> kernels, CompileReport report);
+  ~Impl();
+
+  /// Where a kernel is launched from: the compile's kernels, or a tuned replacement's.
+  struct Launch {
+    CompiledKernels *kernels = nullptr;
+    size_t index = 0;
+  };
+  /// A step whose new kernel runs for the first time in the next run: `replaced` (the kernel it
+  /// would replace) runs first on the same data, and the run keeps its outputs when the two differ.
+  struct Check {
+    Launch replaced;
+    compiler::Step replaced_step;
+    std::string difference;  // after the run: "" when they agreed
+  };
 
   Backend &backend;
   tile::BoundProgram program;
@@ -29,7 +45,12 @@ struct Executable::Impl {
   std::set<std::string> input_names, output_names;
   std::map<std::string, const compiler::BufferInfo *> buffers;
   std::map<std::string, const tile::BoundStatement *> statements;
-  std::vector<size_t> kernel_of_step;                 // a kernel step's index in `kernels`
+  std::vector<size_t> kernel_of_step;  // a kernel step's index in `launches`
+  std::vector<Launch> launches;        // per kernel, in step order
+  std::unique_ptr<OnlineTuner> tuner;  // TESSERA_TUNE=online; else null
+  std::vector<char> watched;           // per step: timed alone in the runs that follow
+  std::vector<double> step_seconds;    // per step: its time in the last run, when watched
+  std::map<size_t, Check> checks;      // by step: checked in the next run, then cleared
   std::vector<std::vector<std::string>> zero_before;  // per step: buffers zeroed before it
   std::vector<std::string> zero_at_start;             // outputs no step touches
   std::shared_ptr<DeviceBuffer> arena;  // the temporaries' memory, where the device has views
@@ -47,6 +68,12 @@ struct Executable::Impl {
   TensorMap run_host(const TensorMap &inputs);
   void run_steps(const std::map<std::string, DeviceBuffer *> &where);
   void run_host_step(const std::string &name, const std::map<std::string, DeviceBuffer *> &where);
+  void launch_checked(size_t step, Check &check, const std::vector<DeviceBuffer *> &args,
+                      const std::map<std::string, DeviceBuffer *> &where);
+  /// The tuner's turn around a run: before it (swaps happen here, never inside a run), and after
+  /// it, given how long the run took.
+  void before_run();
+  void after_run(double seconds);
   std::string loops() const;
 };
 

@@ -1,6 +1,7 @@
 #include "runtime/ScheduleSelector.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -31,10 +32,15 @@ Settled &settled() {
   return s;
 }
 
+std::string memo_key(const CacheKey &key) {
+  return key.device + "\n" + key.version + "\n" + key.kernel;
+}
+
 }  // namespace
 
 std::optional<TunePolicy> tune_policy_named(std::string_view name) {
   if (name == "online") return TunePolicy::Online;
+  if (name == "full") return TunePolicy::Full;
   if (name == "cached") return TunePolicy::Cached;
   if (name == "off") return TunePolicy::Off;
   return std::nullopt;
@@ -43,6 +49,7 @@ std::optional<TunePolicy> tune_policy_named(std::string_view name) {
 const char *tune_policy_name(TunePolicy policy) {
   switch (policy) {
     case TunePolicy::Online: return "online";
+    case TunePolicy::Full: return "full";
     case TunePolicy::Cached: return "cached";
     case TunePolicy::Off: return "off";
   }
@@ -54,7 +61,33 @@ TunePolicy tune_policy_from_env() {
   std::string s = v ? v : "";
   if (s.empty()) return TunePolicy::Online;
   if (auto policy = tune_policy_named(s)) return *policy;
-  throw tile::Error("error: TESSERA_TUNE must be online, cached or off (it is '" + s + "')");
+  throw tile::Error("error: TESSERA_TUNE must be online, full, cached or off (it is '" + s + "')");
+}
+
+double tune_share_from_env() {
+  const char *v = std::getenv("TESSERA_TUNE_SHARE");
+  if (!v || !*v) return 0.2;
+  char *end = nullptr;
+  double share = std::strtod(v, &end);
+  if (*end || !(share >= 0) || std::isinf(share))
+    throw tile::Error(std::string("error: TESSERA_TUNE_SHARE must be a number >= 0 (it is '") + v +
+                      "')");
+  return share;
+}
+
+void settle_schedule(KernelCache *cache, const CacheKey &key, const compiler::Schedule &schedule,
+                     const CacheEntry &entry) {
+  {
+    std::lock_guard<std::mutex> lock(settled().mutex);
+    settled().by_key[memo_key(key)] = schedule;
+  }
+  if (!cache) return;
+  try {
+    cache->store(key, entry);
+  } catch (const std::exception &err) {
+    std::cerr << "tessera: warning: could not store a tuned schedule in " << cache->path() << ": "
+              << err.what() << "\n";
+  }
 }
 
 ScheduleSelector::ScheduleSelector(Backend &backend, const CompileOptions &options,
@@ -84,13 +117,12 @@ compiler::Schedule ScheduleSelector::choose(const tile::BoundProgram &program,
   const std::string text = compiler::tune::canonical_text(step.nest, model_kernel.params);
   entry.hash = KernelCache::hash(text);
   const CacheKey key{text, fingerprint_, TESSERA_VERSION};
-  const std::string memo_key = fingerprint_ + "\n" + TESSERA_VERSION + "\n" + text;
 
   std::optional<compiler::Schedule> found;
-  const bool look = !(options_.retune && policy_ == TunePolicy::Online);
+  const bool look = !(options_.retune && policy_ == TunePolicy::Full);
   if (look) {
     std::lock_guard<std::mutex> lock(settled().mutex);
-    auto it = settled().by_key.find(memo_key);
+    auto it = settled().by_key.find(memo_key(key));
     if (it != settled().by_key.end()) found = it->second;
   }
   if (!found && cache_ && look)
@@ -115,8 +147,7 @@ compiler::Schedule ScheduleSelector::choose(const tile::BoundProgram &program,
   ++report_.cache_misses;
   compiler::Schedule chosen = step.model;
   bool over_total = options_.total_seconds > 0 && report_.tune_seconds >= options_.total_seconds;
-  if (policy_ == TunePolicy::Online && !over_total)
-    chosen = tune(program, step, key, memo_key, entry);
+  if (policy_ == TunePolicy::Full && !over_total) chosen = tune(program, step, key, entry);
   report_.kernels.push_back(entry);
   return chosen;
 }
@@ -133,7 +164,7 @@ std::optional<CacheEntry> ScheduleSelector::find(const CacheKey &key) {
 
 compiler::Schedule ScheduleSelector::tune(const tile::BoundProgram &program,
                                           const compiler::PlannedStep &step, const CacheKey &key,
-                                          const std::string &memo_key, KernelReport &entry) {
+                                          KernelReport &entry) {
   // Candidates' code is not kept: only the winner is built again, for the program, and stored.
   if (!bench_) bench_ = make_kernel_bench(backend_, nullptr);
   const auto start = Clock::now();
@@ -161,25 +192,14 @@ compiler::Schedule ScheduleSelector::tune(const tile::BoundProgram &program,
   entry.untuned_seconds = result.untuned_seconds;
   entry.seconds = result.best_seconds;
   entry.schedule = result.best.to_json();
-  {
-    std::lock_guard<std::mutex> lock(settled().mutex);
-    settled().by_key[memo_key] = result.best;
-  }
-  if (cache_) {
-    CacheEntry e;
-    e.kernel_name = step.name;
-    e.schedule = entry.schedule;
-    e.seconds = result.best_seconds;
-    e.untuned_seconds = result.untuned_seconds;
-    e.trials = entry.trials;
-    e.flops = entry.flops;
-    try {
-      cache_->store(key, e);
-    } catch (const std::exception &err) {
-      std::cerr << "tessera: warning: could not store a tuned schedule in " << cache_->path()
-                << ": " << err.what() << "\n";
-    }
-  }
+  CacheEntry e;
+  e.kernel_name = step.name;
+  e.schedule = entry.schedule;
+  e.seconds = result.best_seconds;
+  e.untuned_seconds = result.untuned_seconds;
+  e.trials = entry.trials;
+  e.flops = entry.flops;
+  settle_schedule(cache_, key, result.best, e);
   return result.best;
 }
 

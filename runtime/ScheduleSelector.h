@@ -1,5 +1,5 @@
 // How the compile pipeline picks each kernel's schedule: the kernel cache's first, then (policy
-// online) the tuner's, timing candidates on the device, else the cost model's. Identical kernels
+// full) the tuner's, timing candidates on the device, else the cost model's. Identical kernels
 // (the same canonical text) are settled once per process, even without a cache file.
 #pragma once
 
@@ -19,6 +19,12 @@ class KernelCache;
 struct CacheEntry;
 struct CacheKey;
 
+/// Records that `schedule` is settled for `key`: later compiles in this process take it, and
+/// `cache` (may be null) keeps `entry` for later processes. A cache that fails to store is
+/// reported on stderr, not thrown: the run goes on with what it has.
+void settle_schedule(KernelCache *cache, const CacheKey &key, const compiler::Schedule &schedule,
+                     const CacheEntry &entry);
+
 class ScheduleSelector {
  public:
   /// `cache` is null when the policy is off or no cache file could be opened; `kernels` is how many
@@ -30,13 +36,13 @@ class ScheduleSelector {
   /// The schedule of Scheduled step `step` of `program`.
   compiler::Schedule choose(const tile::BoundProgram &program, const compiler::PlannedStep &step);
   /// Schedules as choose() would pick them, but never timed (for `tessera lower`).
-  void never_tune() { policy_ = policy_ == TunePolicy::Online ? TunePolicy::Cached : policy_; }
+  void never_tune() { policy_ = policy_ == TunePolicy::Full ? TunePolicy::Cached : policy_; }
 
   CompileReport &report() { return report_; }
 
  private:
   compiler::Schedule tune(const tile::BoundProgram &program, const compiler::PlannedStep &step,
-                          const CacheKey &key, const std::string &memo_key, KernelReport &entry);
+                          const CacheKey &key, KernelReport &entry);
   /// The cache's entry for `key`; a cache that fails to answer is reported and treated as a miss.
   std::optional<CacheEntry> find(const CacheKey &key);
 

@@ -9,9 +9,9 @@
 
 namespace tessera {
 
-/// The policy called `name` ("online", "cached" or "off"); nullopt for any other name.
+/// The policy called `name` ("online", "full", "cached" or "off"); nullopt for any other name.
 std::optional<TunePolicy> tune_policy_named(std::string_view name);
-/// "online", "cached" or "off".
+/// "online", "full", "cached" or "off".
 const char *tune_policy_name(TunePolicy policy);
 
 }  // namespace tessera

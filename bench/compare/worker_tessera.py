@@ -25,7 +25,7 @@ class TesseraEngine:
         out = _native.call_tile(text, ph, str(model.tile_path))["Y"]
         program = _native.build([("Y", out)], [ph[n] for n in in_names])
         self.device = ts.Device(args.device)
-        # tune_seconds bounds the online tuning of the whole program (0: each new kernel ~1 s).
+        # tune_seconds bounds the tuning of the whole program (0: each new kernel ~1 s).
         self.exe = self.device.compile(program, tune_seconds=args.tune_seconds)
         arrays = program_inputs(model, in_names)
         self.x_name = model.inputs[0]["name"] if model.inputs[0]["name"] in in_names else in_names[0]

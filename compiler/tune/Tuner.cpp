@@ -94,9 +94,11 @@ double fastest(const std::vector<double> &v) {
   return *std::min_element(v.begin(), v.end());
 }
 
-/// "" when `got` equals the reference within the dtype's tolerance, else where it differs. Floats
-/// compare relative to the output's largest magnitude: reassociated sums differ in the last bits.
-std::string difference(const Kernel &k, const Measurement &ref, const Measurement &got) {
+}  // namespace
+
+// Floats compare relative to the output's largest magnitude: reassociated sums differ in the last
+// bits.
+std::string output_difference(const Kernel &k, const Measurement &ref, const Measurement &got) {
   size_t out = 0;
   for (const auto &p : k.params) {
     if (!p.is_output) continue;
@@ -124,6 +126,8 @@ std::string difference(const Kernel &k, const Measurement &ref, const Measuremen
   }
   return "";
 }
+
+namespace {
 
 /// The winner of many trials is partly the luckiest: one undisturbed moment on a shared machine
 /// makes a candidate look faster than it is (ResNet convs tuned under load ran 1.2x slower in a
@@ -189,8 +193,11 @@ TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const
   if (on_trial) on_trial(result.trials.back(), result);
 
   for (const auto &s : candidates(nest, target)) {
+    // A trial is not begun when one more like those so far would overrun the time budget.
+    const double spent = seconds_since(start);
+    const double per_trial = spent / static_cast<double>(result.trials.size());
     if (static_cast<int>(result.trials.size()) >= budget.max_trials ||
-        seconds_since(start) >= budget.max_seconds)
+        spent + per_trial > budget.max_seconds)
       break;
     if (s == model) continue;
     Trial trial{s, Trial::Outcome::Ok, 0, ""};
@@ -198,7 +205,7 @@ TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const
       Kernel k = candidate(nest, untuned, s, target);
       Measurement m = bench.measure(k, inputs, 1, runs);
       trial.seconds = fastest(m.seconds);
-      trial.error = difference(untuned, reference, m);
+      trial.error = output_difference(untuned, reference, m);
       if (!trial.error.empty()) trial.outcome = Trial::Outcome::Wrong;
     } catch (const std::exception &e) {
       trial.outcome = Trial::Outcome::BuildFailed;

@@ -68,6 +68,10 @@ TuneResult tune_kernel(const ContractionNest &nest, const Kernel &untuned, const
                        const Target &target, KernelBench &bench, const Budget &budget,
                        const TrialCallback &on_trial = {});
 
+/// "" when the outputs of `got` equal those of `ref` (both of kernel `k`) within the dtype's
+/// tolerance, else where they first differ.
+std::string output_difference(const Kernel &k, const Measurement &ref, const Measurement &got);
+
 /// Floating-point operations of one run of `nest` (2 per multiply-accumulate point, 1 per
 /// other point), for GFLOP/s in reports.
 double nest_flops(const ContractionNest &nest);

@@ -2,10 +2,11 @@
 
 3000 synthetic 100x100x3 images in 4 classes (each class its own stripe orientation, under noise),
 batch 16, 3 epochs of `fit` on the default device ($TESSERA_DEVICE, else this machine's). Per
-epoch: its time, the kernels compiled, tuned and served from the kernel cache, and the accuracy.
-Epoch 1 compiles, tuning kernels the cache lacks within --tune-seconds per program
-($TESSERA_TUNE=online, the default; `off` or `cached` to skip tuning); epochs 2 and 3 reuse the
-compiled functions; a later run of the demo finds the tuned kernels in the cache. Then
+epoch: its time, the kernels compiled and served from the kernel cache, the kernels tuned between
+training steps and swapped for faster ones, and the accuracy. Epoch 1 compiles without waiting
+for tuning ($TESSERA_TUNE=online, the default): the hot kernels of each compiled function are
+tuned between its runs within a share of its run time ($TESSERA_TUNE_SHARE, 0.2) and at most
+--tune-seconds per program; a later run of the demo starts from what the cache kept. Then
 ResNet50(weights=None) predicts a batch and its latency is printed.
 
     KERAS_BACKEND=tessera.keras.backend python examples/keras/train_resnet.py [--epochs 3]
@@ -29,15 +30,18 @@ class EpochReport(keras.callbacks.Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         self.start, self.before = time.perf_counter(), tessera.compile_stats()
+        self.tuned_before = tessera.tuning_stats()
 
     def on_epoch_end(self, epoch, logs=None):
-        now = tessera.compile_stats()
+        now, tuned = tessera.compile_stats(), tessera.tuning_stats()
         d = {k: now[k] - self.before[k] for k in now}
+        swaps = len(tuned["swaps"]) - len(self.tuned_before["swaps"])
         print(f"epoch {epoch + 1}: {time.perf_counter() - self.start:6.1f} s  "
-              f"kernels compiled {d['kernels']:4d} (from the cache {d['cache_hits']:4d}, "
-              f"tuned {d['cache_misses']:4d} with {d['tuning_trials']:4d} trials in "
-              f"{d['tune_seconds']:.1f} s)  loss {logs['loss']:.3f}  accuracy {logs['accuracy']:.3f}",
-              flush=True)
+              f"kernels compiled {d['kernels']:4d} (from the cache {d['cache_hits']:4d}) in "
+              f"{d['compile_seconds']:.1f} s; tuned between steps "
+              f"{tuned['kernels_tuned'] - self.tuned_before['kernels_tuned']:3d} kernels in "
+              f"{tuned['tune_seconds'] - self.tuned_before['tune_seconds']:.1f} s, {swaps} swapped  "
+              f"loss {logs['loss']:.3f}  accuracy {logs['accuracy']:.3f}", flush=True)
 
 
 def main():
@@ -46,8 +50,8 @@ def main():
     parser.add_argument("--images", type=int, default=3000)
     parser.add_argument("--resnet50-batch", type=int, default=1)
     parser.add_argument("--tune-seconds", type=float, default=60,
-                        help="tuning budget per compiled program (kernels past it take the cost "
-                             "model's schedule now and are tuned by a later run)")
+                        help="tuning budget per compiled program (kernels past it keep their "
+                             "schedule now and are tuned by a later run)")
     args = parser.parse_args()
     tessera.set_compile_options(tune_seconds=args.tune_seconds)
 

@@ -159,7 +159,7 @@ void print_table(const BenchOptions &o, const std::string &device, const std::ve
 TunePolicy policy_of(const std::string &name) {
   if (name.empty()) return tune_policy_from_env();
   if (auto policy = tune_policy_named(name)) return *policy;
-  fail("--tune: unknown policy '" + name + "' (known: online, cached, off)");
+  fail("--tune: unknown policy '" + name + "' (known: online, full, cached, off)");
 }
 
 /// The model at o.sizes; options it cannot take (an image too small for its strides) are the
@@ -267,7 +267,7 @@ void add_bench_command(CLI::App &app) {
                   "Write the program (DIR/MODEL.tile), its spec, layer graph, weights and sample "
                   "input instead of timing it");
   cmd->add_option("--tune", o->tune,
-                  "Tuning policy: online, cached or off (default: $TESSERA_TUNE)");
+                  "Tuning policy: online, full, cached or off (default: $TESSERA_TUNE)");
   cmd->add_option("--cache", o->config.cache_path,
                   "Kernel cache to compile with (default: an empty one, so that the first "
                   "compile is cold)");

@@ -131,11 +131,34 @@ std::string summary(const HostTensor &tensor) {
   return tensor.type().str() + " " + text;
 }
 
-nlohmann::json stats_json(const RunStats &stats, const std::string &device) {
+/// Tuning between the runs (TESSERA_TUNE=online): every kernel tuned, and the swaps by run.
+nlohmann::json online_json(const OnlineReport &r) {
+  nlohmann::json kernels = nlohmann::json::array(), swaps = nlohmann::json::array();
+  for (const auto &k : r.kernels) {
+    kernels.push_back({{"kernel", k.name},
+                       {"hash", k.hash},
+                       {"steps", k.steps},
+                       {"trials", k.trials},
+                       {"tune_seconds", k.tune_seconds},
+                       {"seconds_before", k.seconds_before},
+                       {"seconds_after", k.seconds_after},
+                       {"outcome", k.outcome},
+                       {"first_run", k.first_run},
+                       {"schedule", k.schedule}});
+    if (k.outcome == "swapped")
+      swaps.push_back({{"run", k.first_run}, {"kernel", k.name}, {"hash", k.hash}});
+  }
+  return {{"runs", r.runs},     {"run_seconds", r.run_seconds}, {"tune_seconds", r.tune_seconds},
+          {"trials", r.trials}, {"kernels", kernels},           {"swaps", swaps}};
+}
+
+nlohmann::json stats_json(const RunStats &stats, const OnlineReport &online,
+                          const std::string &device) {
   return {{"kernels", stats.kernels},           {"cache_hits", stats.cache_hits},
           {"cache_misses", stats.cache_misses}, {"tuning_trials", stats.tuning_trials},
           {"tune_seconds", stats.tune_seconds}, {"compile_seconds", stats.compile_seconds},
-          {"run_seconds", stats.run_seconds},   {"device", device}};
+          {"run_seconds", stats.run_seconds},   {"device", device},
+          {"online", online_json(online)}};
 }
 
 /// One named step of the profile: its calls per run and its median time per run over the runs.
@@ -270,7 +293,8 @@ void run(const RunOptions &options) {
     lines.push_back(name + ": " + summary(tensor->second) + " -> " + path);
   }
   if (!options.stats.empty())
-    files.add(options.stats, stats_json(stats, device->info().name).dump(2) + "\n");
+    files.add(options.stats,
+              stats_json(stats, executable->tuning(), device->info().name).dump(2) + "\n");
   if (profiling)
     files.add(options.profile,
               profile_json(profiled, report, stats.run_seconds, options.repeat, device->info().name)

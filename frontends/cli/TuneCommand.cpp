@@ -122,7 +122,7 @@ void tune(const TuneOptions &o) {
 
   TuneProgressBar progress(o.trials, true);
   CompileOptions options;
-  options.policy = TunePolicy::Online;
+  options.policy = TunePolicy::Full;
   options.budget = TuneBudget{o.trials, o.seconds};
   options.total_seconds = o.total_seconds;
   options.retune = o.retune;

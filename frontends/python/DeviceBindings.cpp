@@ -35,7 +35,7 @@ PyDevice open_device(const std::string &name) {
 
 TunePolicy parse_policy(const std::string &name) {
   if (auto policy = tune_policy_named(name)) return *policy;
-  throw tile::Error("error: tune must be 'online', 'cached' or 'off', not '" + name + "'");
+  throw tile::Error("error: tune must be 'online', 'full', 'cached' or 'off', not '" + name + "'");
 }
 
 py::dict report_dict(const CompileReport &r) {
@@ -49,6 +49,38 @@ py::dict report_dict(const CompileReport &r) {
   py::list origins;
   for (const auto &k : r.kernels) origins.append(k.origin);
   d["origins"] = origins;
+  return d;
+}
+
+py::dict tuning_dict(const OnlineReport &r) {
+  py::dict d;
+  d["runs"] = r.runs;
+  d["run_seconds"] = r.run_seconds;
+  d["tune_seconds"] = r.tune_seconds;
+  d["trials"] = r.trials;
+  py::list kernels, swaps;
+  for (const auto &k : r.kernels) {
+    py::dict e;
+    e["kernel"] = k.name;
+    e["hash"] = k.hash;
+    e["steps"] = k.steps;
+    e["trials"] = k.trials;
+    e["tune_seconds"] = k.tune_seconds;
+    e["seconds_before"] = k.seconds_before;
+    e["seconds_after"] = k.seconds_after;
+    e["outcome"] = k.outcome;
+    e["first_run"] = k.first_run;
+    e["schedule"] = k.schedule;
+    kernels.append(e);
+    if (k.outcome != "swapped") continue;
+    py::dict s;
+    s["run"] = k.first_run;
+    s["kernel"] = k.name;
+    s["hash"] = k.hash;
+    swaps.append(s);
+  }
+  d["kernels"] = kernels;
+  d["swaps"] = swaps;
   return d;
 }
 
@@ -108,6 +140,11 @@ void bind_devices(py::module_ &m) {
           "Runs on device tensors; an output named in `outputs` is written into that tensor.")
       .def_property_readonly("kernel_count", &Executable::kernel_count)
       .def_property_readonly("report", [](const Executable &e) { return report_dict(e.report()); })
+      .def_property_readonly(
+          "tuning", [](const Executable &e) { return tuning_dict(e.tuning()); },
+          "What tuning between runs (tune='online') did so far: runs, run_seconds, tune_seconds, "
+          "trials, every kernel tuned (kernels) and the swaps, each with the first run (counting "
+          "from 1) that ran the tuned kernel")
       .def("loops", &Executable::loops);
 
   py::class_<PyDevice>(m, "Device", "A device: compiles programs, holds tensors.")
@@ -138,7 +175,8 @@ void bind_devices(py::module_ &m) {
             return std::shared_ptr<Executable>(d.device->compile(bound, options));
           },
           py::arg("function"), py::arg("tune") = py::none(), py::arg("tune_seconds") = 0.0,
-          "Compiles for this device. tune: 'online', 'cached' or 'off' (default: $TESSERA_TUNE, "
+          "Compiles for this device. tune: 'online' (hot kernels tuned between runs), 'full' "
+          "(every kernel the cache lacks tuned now), 'cached' or 'off' (default: $TESSERA_TUNE, "
           "else online); tune_seconds: the tuning time for the whole program (0: no limit).");
 }
 

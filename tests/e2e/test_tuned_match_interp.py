@@ -1,5 +1,5 @@
 """Tuned kernels against the reference interpreter: every tests/programs/*.tile compiled with
-TESSERA_TUNE=online (each kernel timed under several schedules, the fastest correct one kept) into a
+TESSERA_TUNE=full (each kernel timed under several schedules, the fastest correct one kept) into a
 fresh kernel cache, then compiled again from that cache, must give the interpreter's outputs."""
 import pytest
 
@@ -20,7 +20,7 @@ def cache_file(tmp_path_factory):
 def test_tuned_program(device, name, cache_file, monkeypatch):
     monkeypatch.setenv("TESSERA_CACHE", str(cache_file))
     text, inputs = (PROGRAMS / f"{name}.tile").read_text(), make_inputs(name)
-    monkeypatch.setenv("TESSERA_TUNE", "online")
+    monkeypatch.setenv("TESSERA_TUNE", "full")
     compare(device, text, inputs, f"{name} (tuned)")
     monkeypatch.setenv("TESSERA_TUNE", "cached")
     compare(device, text, inputs, f"{name} (from the cache)")

@@ -193,7 +193,7 @@ def test_compile_options_choose_the_tuning_policy():
         after = ts.compile_stats()
         assert after["programs"] == before["programs"] + 1 and after["tuning_trials"] == before["tuning_trials"]
         ts.set_compile_options(tune="sometimes")
-        with pytest.raises(ts.TileError, match="tune must be 'online', 'cached' or 'off'"):
+        with pytest.raises(ts.TileError, match="tune must be 'online', 'full', 'cached' or 'off'"):
             ts.Function([x], [ts.ops.relu(x)])([rand(2, 3)])
     finally:
         ts.set_compile_options()

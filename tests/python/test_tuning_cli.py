@@ -1,9 +1,14 @@
-"""The tuner and the kernel cache through the CLI: `tessera run` tunes on first use and is served
-from the cache the second time, in another process; `tessera tune` fills the cache with its table;
-two processes tuning into one file at once lose nothing; a bad cache file never stops a run."""
+"""The tuner and the kernel cache through the CLI: `tessera run` (policy full) tunes on first use
+and is served from the cache the second time, in another process; policy online never makes the
+first run wait and tunes hot kernels between runs; `tessera tune` fills the cache with its table;
+two processes tuning into one file at once lose nothing; a process killed while tuning leaves a
+valid cache; a bad cache file never stops a run."""
 import json
 import os
+import signal
+import sqlite3
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -37,7 +42,7 @@ def run_stats(tessera, tmp_path, program, spec, env, tag):
 
 def test_second_process_is_served_from_the_cache(tessera, tmp_path, conv):
     program, spec = conv
-    env = env_with(tmp_path, "online")
+    env = env_with(tmp_path, "full")
     first, out1 = run_stats(tessera, tmp_path, program, spec, env, "first")
     second, out2 = run_stats(tessera, tmp_path, program, spec, env, "second")
     assert first["tuning_trials"] > 1 and first["cache_misses"] == first["kernels"] and first["cache_hits"] == 0
@@ -73,7 +78,7 @@ def test_unknown_policy_is_an_error(tessera, tmp_path, conv):
     proc = tessera("run", program, "--spec", spec, "--random", "1", "--out-dir", tmp_path,
                    env=env_with(tmp_path, "sometimes"), check=False)
     assert proc.returncode == 1
-    assert "TESSERA_TUNE must be online, cached or off (it is 'sometimes')" in proc.stderr
+    assert "TESSERA_TUNE must be online, full, cached or off (it is 'sometimes')" in proc.stderr
 
 
 def test_tune_prints_a_table_and_fills_the_cache(tessera, tmp_path):
@@ -122,8 +127,76 @@ def test_two_processes_tuning_into_one_file_lose_nothing(tessera, tmp_path):
 def test_a_corrupt_cache_is_set_aside_and_the_run_goes_on(tessera, tmp_path, conv):
     program, spec = conv
     (tmp_path / "cache.db").write_bytes(b"this is not a database" * 100)
-    env = env_with(tmp_path, "online")
+    env = env_with(tmp_path, "full")
     proc = tessera("run", program, "--spec", spec, "--random", "1", "--out-dir", tmp_path / "o", env=env)
     assert proc.stderr.count("cannot be used") == 1 and "moved aside" in proc.stderr
     second, _ = run_stats(tessera, tmp_path, program, spec, env, "after")
     assert second["cache_misses"] == 0 and second["cache_hits"] >= 1 and second["tuning_trials"] == 0
+
+
+def test_online_never_waits_and_tunes_between_runs(tessera, tmp_path, conv):
+    program, spec = conv
+    env = env_with(tmp_path, "online")
+    one, _ = run_stats(tessera, tmp_path, program, spec, env, "one")
+    assert one["tuning_trials"] == 0 and one["tune_seconds"] == 0  # the compile times nothing
+    assert one["online"]["runs"] == 1 and one["online"]["kernels"] == []  # nor does one run
+    # A budget far beyond the runs' time: the conv kernel is tuned between runs and settled.
+    env = dict(env, TESSERA_TUNE_SHARE="1000")
+    stats = tmp_path / "many.json"
+    tessera("run", program, "--spec", spec, "--random", "3", "--repeat", "40", "--out-dir", tmp_path / "many",
+            "--stats", stats, env=env)
+    online = json.loads(stats.read_text())["online"]
+    assert online["runs"] == 40 and online["trials"] >= 1 and online["tune_seconds"] > 0
+    conv_kernel = online["kernels"][0]
+    assert conv_kernel["kernel"] == "O" and conv_kernel["seconds_before"] > 0
+    assert conv_kernel["outcome"] in ("swapped", "kept", "untuned")
+    assert [s["kernel"] for s in online["swaps"]] == [k["kernel"] for k in online["kernels"] if k["outcome"] == "swapped"]
+    assert all(s["run"] > 2 for s in online["swaps"])  # never in the first run, which nothing tuned
+    _, want = run_stats(tessera, tmp_path, program, spec, dict(env, TESSERA_DEVICE="interp"), "interp")
+    np.testing.assert_allclose(np.load(tmp_path / "many" / "O.npy"), want, rtol=1e-4, atol=1e-5)
+    # The next process starts from the decisions.
+    after, out = run_stats(tessera, tmp_path, program, spec, env_with(tmp_path, "online"), "after")
+    assert after["cache_hits"] >= 1 and after["tuning_trials"] == 0
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
+
+
+def test_a_process_killed_while_tuning_leaves_a_valid_cache(tessera, tmp_path):
+    """Kernels tuned between runs are stored one transaction each: a SIGKILL in the middle loses
+    none that were stored, and the file opens and serves them afterwards."""
+    # Many distinct kernels, so that tuning is still going on when the process is killed.
+    lines = [f"  T{i}[i, j : M, N{i}] = +(A[i, k] * B{i}[k, j]);" for i in range(12)]
+    outs = ", ".join(f"T{i}" for i in range(12))
+    ins = ", ".join(f"B{i}[K, N{i}]" for i in range(12))
+    (tmp_path / "mm.tile").write_text(f"function (A[M, K], {ins}) -> ({outs}) {{\n" + "\n".join(lines) + "\n}\n")
+    spec = {"A": {"dtype": "float32", "shape": [64, 64]}}
+    spec.update({f"B{i}": {"dtype": "float32", "shape": [64, 40 + 8 * i]} for i in range(12)})
+    (tmp_path / "mm.json").write_text(json.dumps({"inputs": spec}))
+    env = dict(env_with(tmp_path, "online"), TESSERA_TUNE_SHARE="1000000")
+    binary = tessera("--version").args[0]
+    proc = subprocess.Popen([binary, "run", str(tmp_path / "mm.tile"), "--spec", str(tmp_path / "mm.json"),
+                             "--random", "1", "--repeat", "1000000", "--out-dir", str(tmp_path / "o")],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stored():
+        try:
+            with sqlite3.connect(f"file:{tmp_path / 'cache.db'}?mode=ro", uri=True, timeout=5) as db:
+                return {row[0] for row in db.execute("SELECT kernel_name FROM schedules")}
+        except sqlite3.Error:
+            return set()
+
+    deadline = time.monotonic() + 120
+    while len(stored()) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    seen = stored()
+    assert len(seen) >= 2, "tuning stored nothing within 120 s"
+    listed = json.loads(tessera("cache", "list", "--json", env=env).stdout)
+    entries = listed["entries"] if isinstance(listed, dict) else listed
+    assert seen <= {e["kernel_name"] for e in entries}
+    with sqlite3.connect(tmp_path / "cache.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    stats = tmp_path / "again.json"
+    tessera("run", tmp_path / "mm.tile", "--spec", tmp_path / "mm.json", "--random", "1", "--out-dir", tmp_path / "o2",
+            "--stats", stats, env=env_with(tmp_path, "cached"))
+    assert json.loads(stats.read_text())["cache_hits"] >= len(seen)

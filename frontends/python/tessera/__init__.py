@@ -22,4 +22,4 @@ from ._native import (  # noqa: F401
 from .graph import (  # noqa: F401
     Function, Tensor, TileOp, Variable, as_tensor, cast, compile_stats, constant, deferred,
     get_device, getitem, gradients, intrinsic, pack, placeholder, random, reshape,
-    set_compile_options, set_device, shape)
+    set_compile_options, set_device, shape, tuning_stats)

@@ -668,14 +668,34 @@ def compile_stats():
     return dict(_stats)
 
 
+_compiled_alive = weakref.WeakSet()  # every _Compiled with an executable, for tuning_stats()
+
+
+def tuning_stats():
+    """What tuning between runs (tune='online', the default) has done so far in the executables
+    alive now: runs, run_seconds, tune_seconds and trials summed; kernels_tuned; and swaps, one
+    dict per kernel swapped for a tuned one, with the run (counting from 1 in its executable)
+    that first ran it. Subtract two snapshots' numbers to see what a stretch of work did."""
+    total = {"runs": 0, "run_seconds": 0.0, "tune_seconds": 0.0, "trials": 0, "kernels_tuned": 0,
+             "swaps": []}
+    for compiled in list(_compiled_alive):
+        t = compiled.exe.tuning
+        for key in ("runs", "run_seconds", "tune_seconds", "trials"):
+            total[key] += t[key]
+        total["kernels_tuned"] += len(t["kernels"])
+        total["swaps"] += t["swaps"]
+    return total
+
+
 _device = None
 _compile_options = {}
 
 
 def set_compile_options(tune=None, tune_seconds=0.0):
-    """How Functions compile from now on: `tune` is 'online' (time kernels the cache lacks),
-    'cached' (the cache's schedules or the cost model's, no timing) or 'off' (the cost model, no
-    cache); None follows $TESSERA_TUNE. `tune_seconds` bounds the tuning of one program (0: no
+    """How Functions compile from now on: `tune` is 'online' (no compile waits for tuning; hot
+    kernels are tuned between runs, within a share of the run time), 'full' (time every kernel the
+    cache lacks while compiling), 'cached' (the cache's schedules or the cost model's, no timing)
+    or 'off' (the cost model, no cache); None follows $TESSERA_TUNE. `tune_seconds` bounds the tuning of one program (0: no
     bound); kernels past it take the cost model's schedule."""
     _compile_options.clear()
     _compile_options.update(tune=tune, tune_seconds=float(tune_seconds))
@@ -724,6 +744,7 @@ class _Compiled:
             fn = _native.build(named, [ph for _, ph, _ in self.feeds])
             self.exe = device.compile(fn, **_compile_options)
             _count_compile(self.exe.report)
+            _compiled_alive.add(self)
         self.consts = {}
 
     def run(self, feed_values):

@@ -225,7 +225,7 @@ TEST_F(TunedCompile, MatchesInterpAndTunesIdenticalKernelsOnce) {
     inputs[name] = t;
   }
   CompileOptions options;
-  options.policy = TunePolicy::Online;
+  options.policy = TunePolicy::Full;
   options.cache_path = (dir_ / "cache.db").string();
   options.budget = TuneBudget{4, 10};
   auto exe = builtin_devices().create("cpu")->compile(bound, options);
@@ -269,7 +269,7 @@ TEST(TunePolicy, ComesFromTheEnvironment) {
     FAIL() << "no error";
   } catch (const tile::Error &e) {
     EXPECT_NE(std::string(e.what()).find(
-                  "TESSERA_TUNE must be online, cached or off (it is 'sometimes')"),
+                  "TESSERA_TUNE must be online, full, cached or off (it is 'sometimes')"),
               std::string::npos);
   }
   unsetenv("TESSERA_TUNE");

@@ -84,7 +84,7 @@ TEST_F(VulkanTuning, OnlineTunesThenCachedServesFromTheCache) {
     inputs[name] = t;
   }
   CompileOptions options;
-  options.policy = TunePolicy::Online;
+  options.policy = TunePolicy::Full;
   options.cache_path = (dir_ / "cache.db").string();
   options.budget = TuneBudget{4, 20};
   auto exe = builtin_devices().create("vulkan:0")->compile(bound, options);
