@@ -184,8 +184,11 @@ def test_stats_has_every_key(tessera, tmp_path):
             "--stats", tmp_path / "stats.json", "--device", "interp", cwd=tmp_path)
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert set(stats) == {"kernels", "cache_hits", "cache_misses", "tuning_trials", "tune_seconds",
-                          "compile_seconds", "run_seconds", "device"}
+                          "compile_seconds", "run_seconds", "device", "online"}
     assert stats["device"] == "interp"
+    # interp runs no kernels, so nothing is tuned between its runs
+    assert stats["online"] == {"runs": 0, "run_seconds": 0, "tune_seconds": 0, "trials": 0, "kernels": [],
+                               "swaps": []}
     for key in ("kernels", "cache_hits", "cache_misses", "tuning_trials"):
         assert isinstance(stats[key], int) and stats[key] >= 0
     for key in ("tune_seconds", "compile_seconds", "run_seconds"):
