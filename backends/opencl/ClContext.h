@@ -45,11 +45,12 @@ std::vector<std::unique_ptr<ClDevice>> &all_devices();
 ClDevice &device_at(int index);
 /// The cost model's view of the device, from its facts.
 compiler::Target target_of(const ClDevice &d);
-/// The built program of `src`: built before in this process, else loaded from a binary in
-/// `binaries` (when the driver accepts it), else built from source (its binary then stored in
-/// `binaries`, which may be null). Throws tile::Error with the driver's build log when the source
-/// does not build.
-cl_program program_for(ClDevice &d, const KernelSource &src, BinaryStore *binaries);
+/// The built program of each of `sources`: built before in this process, else loaded from a binary
+/// in `binaries` (when the driver accepts it), else built from source, in parallel (its binary then
+/// stored in `binaries`, which may be null). Throws tile::Error with the driver's build log of the
+/// first source that does not build.
+std::vector<cl_program> programs_for(ClDevice &d, const std::vector<KernelSource> &sources,
+                                     BinaryStore *binaries);
 /// Enqueues `kernel` over `launch`'s NDRange (nothing when it is empty).
 void enqueue(ClDevice &d, cl_kernel kernel, const clike::GpuLaunch &launch,
              const std::string &name);

@@ -48,16 +48,19 @@ class ClKernels : public CompiledKernels {
             BinaryStore *binaries)
       : d_(d) {
     try {
+      std::vector<opencl::KernelSource> sources;
       for (const auto *k : kernels) {
-        opencl::KernelSource src = opencl::kernel_source(*k);
-        if (src.uses_fp64 && !d_.fp64)
+        sources.push_back(opencl::kernel_source(*k));
+        if (sources.back().uses_fp64 && !d_.fp64)
           throw tile::Error("error: " + d_.label() + " has no float64 (cl_khr_fp64); kernel " +
                             k->name + " computes in float64");
-        cl_program p = opencl::program_for(d_, src, binaries);
+      }
+      std::vector<cl_program> programs = opencl::programs_for(d_, sources, binaries);
+      for (size_t i = 0; i < kernels.size(); ++i) {
         cl_int err = CL_SUCCESS;
-        cl_kernel kernel = clCreateKernel(p, src.entry.c_str(), &err);
-        check(err, d_.name() + ": clCreateKernel " + src.entry);
-        launches_.push_back({kernel, src.launch, k->name});
+        cl_kernel kernel = clCreateKernel(programs[i], sources[i].entry.c_str(), &err);
+        check(err, d_.name() + ": clCreateKernel " + sources[i].entry);
+        launches_.push_back({kernel, sources[i].launch, kernels[i]->name});
       }
     } catch (...) {
       release();
