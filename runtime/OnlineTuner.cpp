@@ -72,7 +72,8 @@ OnlineTuner::OnlineTuner(Backend &backend, const CompileOptions &options,
   }
   // Until a search has been timed, a trial is taken to cost what the per-kernel budget allows it.
   trial_seconds_ = budget_.max_seconds / std::max(budget_.max_trials, 1);
-  if (cache_) binaries_ = std::make_unique<BinaryStore>(*cache_, device_fingerprint(backend.info()));
+  if (cache_)
+    binaries_ = std::make_unique<BinaryStore>(*cache_, device_fingerprint(backend.info()));
 }
 
 OnlineTuner::~OnlineTuner() = default;
@@ -213,7 +214,8 @@ void OnlineTuner::search(Executable::Impl &exe) {
   for (size_t step : group.steps) {
     trial->untuned.push_back(exe.lowered.steps[step]);
     trial->untuned_launches.push_back(exe.launches[exe.kernel_of_step[step]]);
-    trial->tuned.push_back(compiler::finished_step(exe.program, plan_.steps[step], schedule, target_));
+    trial->tuned.push_back(
+        compiler::finished_step(exe.program, plan_.steps[step], schedule, target_));
     if (hooks_ && hooks_->alter) hooks_->alter(trial->tuned.back().kernel);
   }
   for (const auto &s : trial->tuned) kernels.push_back(&s.kernel);
@@ -278,7 +280,7 @@ void OnlineTuner::settle(const Executable::Impl &exe, const Group &group,
   entry.kernel_name = planned.name;
   entry.schedule = schedule.to_json();
   entry.seconds = done.seconds_after > 0 && done.outcome == "swapped" ? done.seconds_after
-                                                                        : done.seconds_before;
+                                                                      : done.seconds_before;
   entry.untuned_seconds = done.seconds_before;
   entry.trials = done.trials;
   entry.flops = compiler::tune::nest_flops(planned.nest);

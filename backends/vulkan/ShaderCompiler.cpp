@@ -3,7 +3,6 @@
 #include <shaderc/shaderc.hpp>
 #include <vulkan/vulkan.h>
 
-#include <mutex>
 #include <sstream>
 
 #include "tile/Diagnostics.h"
@@ -28,8 +27,9 @@ std::string numbered(const std::string &text) {
 
 std::vector<uint32_t> compile_glsl(const std::string &glsl, uint32_t api_version,
                                    const std::string &what) {
-  static std::mutex mutex;  // one compiler per process; compiles are serialized
-  static shaderc::Compiler compiler;
+  // One compiler per thread: a compile needs its compiler to itself, and kernels of one program
+  // compile on several threads (VulkanContext.cpp).
+  thread_local shaderc::Compiler compiler;
   shaderc::CompileOptions options;
   // SPIR-V 1.3 (Vulkan 1.1) has the 8/16-bit storage capabilities without extensions.
   options.SetTargetEnvironment(shaderc_target_env_vulkan, api_version >= VK_API_VERSION_1_1
@@ -38,7 +38,6 @@ std::vector<uint32_t> compile_glsl(const std::string &glsl, uint32_t api_version
   // The driver optimizes the SPIR-V again (NIR, LLVM on lavapipe): spirv-opt would only add compile
   // time.
   options.SetOptimizationLevel(shaderc_optimization_level_zero);
-  std::lock_guard<std::mutex> lock(mutex);
   shaderc::SpvCompilationResult result =
       compiler.CompileGlslToSpv(glsl, shaderc_compute_shader, "kernel.comp", "main", options);
   if (result.GetCompilationStatus() != shaderc_compilation_status_success)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -327,6 +328,10 @@ VkKernels::VkKernels(VulkanBackend &backend, const std::vector<const compiler::K
   {
     std::lock_guard<std::recursive_mutex> lock(g_.mutex);
     vulkan::load_pipeline_cache(g_, binaries);
+    // The pipelines are made together once every kernel is checked (pipelines_for).
+    std::deque<vulkan::KernelSource> sources;  // stable addresses for the requests
+    std::vector<vulkan::PipelineRequest> requests;
+    std::vector<size_t> wanted;  // the dispatch of each request
     for (const auto *k : kernels) {
       Dispatch d;
       for (const auto &p : k->params) {
@@ -377,15 +382,21 @@ VkKernels::VkKernels(VulkanBackend &backend, const std::vector<const compiler::K
                             " work-groups, more than the device can dispatch");
       }
       if (!empty) {
-        d.pipeline = &vulkan::pipeline_for(g_, src, local, binaries);
-        d.texel_params = src.texel_params;
+        sources.push_back(std::move(src));
+        requests.push_back({nullptr, local});
+        wanted.push_back(dispatches_.size());
+        const vulkan::KernelSource &kept = sources.back();
+        d.texel_params = kept.texel_params;
         for (int i = 0; i < 3; ++i) d.groups[i] = static_cast<uint32_t>(groups[i]);
         descriptors += static_cast<uint32_t>(k->params.size());
-        texel_descriptors += static_cast<uint32_t>(src.texel_params.size());
+        texel_descriptors += static_cast<uint32_t>(kept.texel_params.size());
         ++sets;
       }
       dispatches_.push_back(std::move(d));
     }
+    for (size_t i = 0; i < requests.size(); ++i) requests[i].source = &sources[i];
+    std::vector<const vulkan::Pipeline *> pipelines = vulkan::pipelines_for(g_, requests, binaries);
+    for (size_t i = 0; i < wanted.size(); ++i) dispatches_[wanted[i]].pipeline = pipelines[i];
     vulkan::save_pipeline_cache(g_, binaries);
   }
   if (sets == 0) return;

@@ -1,8 +1,11 @@
 #include "backends/vulkan/VulkanContext.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include "backends/vulkan/PipelineCacheData.h"
@@ -257,35 +260,28 @@ namespace {
 
 constexpr const char *kSpirvKind = "vulkan-spirv";
 
-// SPIR-V of `src` from the kernel cache, else compiled by shaderc (and stored there).
-std::vector<uint32_t> spirv_for(Gpu &g, const KernelSource &src, BinaryStore *binaries) {
-  std::string key = "api " + std::to_string(g.api_version) + "\n" + src.source;
+std::string spirv_key(const Gpu &g, const KernelSource &src) {
+  return "api " + std::to_string(g.api_version) + "\n" + src.source;
+}
+
+// SPIR-V of `src` from the kernel cache; empty when it has none.
+std::vector<uint32_t> stored_spirv(const Gpu &g, const KernelSource &src, BinaryStore *binaries) {
   if (binaries)
-    if (auto found = binaries->find(kSpirvKind, key);
+    if (auto found = binaries->find(kSpirvKind, spirv_key(g, src));
         found && !found->empty() && found->size() % 4 == 0) {
       std::vector<uint32_t> words(found->size() / 4);
       std::memcpy(words.data(), found->data(), found->size());
       if (words[0] == 0x07230203u)
         return words;  // the SPIR-V magic number; anything else is rebuilt
     }
-  std::vector<uint32_t> spirv =
-      compile_glsl(src.source, g.api_version, g.label() + ": kernel " + src.name);
-  ++g.shader_compiles;
-  if (binaries)
-    binaries->store(kSpirvKind, key,
-                    std::string(reinterpret_cast<const char *>(spirv.data()), spirv.size() * 4));
-  return spirv;
+  return {};
 }
 
-}  // namespace
-
-const Pipeline &pipeline_for(Gpu &g, const KernelSource &src, uint32_t local_size,
-                             BinaryStore *binaries) {
-  std::string key =
-      std::to_string(local_size) + "/" + std::to_string(src.invocations) + "\n" + src.source;
-  if (auto it = g.pipelines.find(key); it != g.pipelines.end()) return it->second;
+// The pipeline of `spirv`; may run on any thread (Vulkan's create calls and a pipeline cache
+// without VK_PIPELINE_CACHE_CREATE_EXTERNALLY_SYNCHRONIZED_BIT may be used concurrently).
+Pipeline make_pipeline(const Gpu &g, const KernelSource &src, uint32_t local_size,
+                       const std::vector<uint32_t> &spirv) {
   Pipeline p;
-  std::vector<uint32_t> spirv = spirv_for(g, src, binaries);
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   mi.codeSize = spirv.size() * sizeof(uint32_t);
   mi.pCode = spirv.data();
@@ -327,8 +323,80 @@ const Pipeline &pipeline_for(Gpu &g, const KernelSource &src, uint32_t local_siz
   ci.layout = p.layout;
   check(vkCreateComputePipelines(g.device, g.cache, 1, &ci, nullptr, &p.pipeline),
         g.name() + ": vkCreateComputePipelines for kernel " + src.name);
-  g.cache_dirty = true;
-  return g.pipelines.emplace(key, p).first->second;
+  return p;
+}
+
+}  // namespace
+
+// Pipelines this process made before are reused; the SPIR-V of the others comes from the kernel
+// cache or from shaderc, and they are made on threads, one per core: the driver compiles a
+// pipeline on the thread that asks (NVIDIA's: Xception's 209 kernels took 55 s one after another).
+// Lookups and stores in the kernel cache stay on this thread.
+std::vector<const Pipeline *> pipelines_for(Gpu &g, const std::vector<PipelineRequest> &requests,
+                                            BinaryStore *binaries) {
+  struct Job {
+    size_t request;
+    std::string key;
+    std::vector<uint32_t> spirv;
+    bool compiled = false;
+    Pipeline pipeline;
+    std::exception_ptr error;
+  };
+  std::vector<Job> jobs;
+  std::set<std::string> queued;
+  auto key_of = [](const PipelineRequest &r) {
+    return std::to_string(r.local_size) + "/" + std::to_string(r.source->invocations) + "\n" +
+           r.source->source;
+  };
+  for (size_t i = 0; i < requests.size(); ++i) {
+    std::string key = key_of(requests[i]);
+    if (g.pipelines.count(key) || !queued.insert(key).second) continue;
+    jobs.push_back({i, std::move(key), stored_spirv(g, *requests[i].source, binaries)});
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j; (j = next++) < jobs.size();) {
+      Job &job = jobs[j];
+      const PipelineRequest &r = requests[job.request];
+      try {
+        if (job.spirv.empty()) {
+          job.spirv = compile_glsl(r.source->source, g.api_version,
+                                   g.label() + ": kernel " + r.source->name);
+          job.compiled = true;
+        }
+        job.pipeline = make_pipeline(g, *r.source, r.local_size, job.spirv);
+      } catch (...) {
+        job.error = std::current_exception();
+      }
+    }
+  };
+  const size_t threads =
+      std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+  if (threads > 0) work();
+  for (auto &t : pool) t.join();
+
+  std::exception_ptr first_error;
+  for (auto &job : jobs) {
+    if (job.error) {
+      if (!first_error) first_error = job.error;
+      continue;
+    }
+    if (job.compiled) {
+      ++g.shader_compiles;
+      if (binaries)
+        binaries->store(
+            kSpirvKind, spirv_key(g, *requests[job.request].source),
+            std::string(reinterpret_cast<const char *>(job.spirv.data()), job.spirv.size() * 4));
+    }
+    g.pipelines.emplace(job.key, job.pipeline);
+    g.cache_dirty = true;
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  std::vector<const Pipeline *> out;
+  for (const auto &r : requests) out.push_back(&g.pipelines.at(key_of(r)));
+  return out;
 }
 
 void load_pipeline_cache(Gpu &g, BinaryStore *binaries) {

@@ -62,11 +62,17 @@ Gpu &open_gpu(int index);
 /// Throws tile::Error "error: vulkan: WHAT failed (VK_ERROR_...)" unless `result` is VK_SUCCESS.
 void check(VkResult result, const std::string &what);
 
-/// The pipeline for `src` with `local_size` invocations per work-group, made on first use from
-/// SPIR-V that `binaries` (may be null) holds or that shaderc compiles (and `binaries` then keeps).
-/// Call with gpu.mutex held.
-const Pipeline &pipeline_for(Gpu &gpu, const KernelSource &src, uint32_t local_size,
-                             BinaryStore *binaries);
+/// A pipeline wanted: `source` with `local_size` invocations per work-group.
+struct PipelineRequest {
+  const KernelSource *source;
+  uint32_t local_size;
+};
+
+/// The pipeline of each request, made on first use (in parallel) from SPIR-V that `binaries` (may
+/// be null) holds or that shaderc compiles (and `binaries` then keeps). Throws the first request's
+/// error when one fails. Call with gpu.mutex held.
+std::vector<const Pipeline *> pipelines_for(Gpu &gpu, const std::vector<PipelineRequest> &requests,
+                                            BinaryStore *binaries);
 
 /// Merges the pipeline cache data `binaries` holds for this device into its pipeline cache, once
 /// per kernel cache file and process; data of another device or driver is ignored with a warning.

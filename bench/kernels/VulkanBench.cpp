@@ -71,7 +71,8 @@ void BM_FmaRoofline_Vulkan(benchmark::State &state) {
   src.invocations = kInvocations;
   src.buffers = 2;
   std::lock_guard<std::recursive_mutex> lock(g.mutex);
-  const tessera::vulkan::Pipeline &p = tessera::vulkan::pipeline_for(g, src, kLocal, nullptr);
+  const tessera::vulkan::Pipeline &p =
+      *tessera::vulkan::pipelines_for(g, {{&src, kLocal}}, nullptr)[0];
 
   // Two host-visible buffers: the results and the factor (0.999).
   VkBuffer buffers[2];

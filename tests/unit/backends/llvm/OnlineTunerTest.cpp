@@ -140,10 +140,10 @@ TEST_F(OnlineTuning, TriesATunedKernelInTheRunsAndStoresTheDecision) {
   if (conv.outcome == "swapped") {
     // Profiled run 2, checked run 3, then 6 alternating runs: the swap comes before run 10.
     EXPECT_EQ(conv.first_run, 10);
-    EXPECT_EQ(conv.schedule, another_schedule(compiler::plan_program(program,
-                                                                     llvm_backend::host_target())
-                                                  .steps[0])
-                                 ->to_json());
+    EXPECT_EQ(
+        conv.schedule,
+        another_schedule(compiler::plan_program(program, llvm_backend::host_target()).steps[0])
+            ->to_json());
   }
 
   auto again = compile(kTwinConvs, 11);
