@@ -1,12 +1,11 @@
 #include "backends/opencl/ClContext.h"
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
+#include "backends/clike/ParallelBuild.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::opencl {
@@ -222,8 +221,7 @@ void store_binary(cl_program p, BinaryStore *binaries, const std::string &key) {
 
 // Each program from this process's programs when an identical kernel was built before, else from
 // the kernel cache's binary, else built from source (and its binary stored). Builds from source run
-// on threads, one per core: OpenCL allows concurrent clBuildProgram calls, and a driver compiles
-// one program on one thread (ResNet-50's kernels on NVIDIA's driver: 20 s one after another).
+// on every core (OpenCL allows concurrent clBuildProgram calls).
 std::vector<cl_program> programs_for(ClDevice &d, const std::vector<KernelSource> &sources,
                                      BinaryStore *binaries) {
   std::vector<std::string> keys;
@@ -245,17 +243,8 @@ std::vector<cl_program> programs_for(ClDevice &d, const std::vector<KernelSource
   }
   std::vector<cl_program> built(todo.size(), nullptr);
   std::vector<std::string> errors(todo.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t t; (t = next++) < todo.size();)
-      built[t] = build_from_source(d, sources[todo[t]], errors[t]);
-  };
-  const size_t threads =
-      std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
-  if (threads > 0) work();
-  for (auto &t : pool) t.join();
+  clike::build_on_all_cores(
+      todo.size(), [&](size_t t) { built[t] = build_from_source(d, sources[todo[t]], errors[t]); });
 
   std::lock_guard<std::mutex> lock(d.mutex);
   std::string first_error;

@@ -1,6 +1,5 @@
 #include "backends/vulkan/VulkanContext.h"
 
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -8,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "backends/clike/ParallelBuild.h"
 #include "backends/vulkan/PipelineCacheData.h"
 #include "backends/vulkan/ShaderCompiler.h"
 #include "tile/Diagnostics.h"
@@ -329,8 +329,8 @@ Pipeline make_pipeline(const Gpu &g, const KernelSource &src, uint32_t local_siz
 }  // namespace
 
 // Pipelines this process made before are reused; the SPIR-V of the others comes from the kernel
-// cache or from shaderc, and they are made on threads, one per core: the driver compiles a
-// pipeline on the thread that asks (NVIDIA's: Xception's 209 kernels took 55 s one after another).
+// cache or from shaderc, and they are made on every core (NVIDIA's driver took 55 s for Xception's
+// pipelines one after another, 9 s on 16 cores).
 // Lookups and stores in the kernel cache stay on this thread.
 std::vector<const Pipeline *> pipelines_for(Gpu &g, const std::vector<PipelineRequest> &requests,
                                             BinaryStore *binaries) {
@@ -353,29 +353,20 @@ std::vector<const Pipeline *> pipelines_for(Gpu &g, const std::vector<PipelineRe
     if (g.pipelines.count(key) || !queued.insert(key).second) continue;
     jobs.push_back({i, std::move(key), stored_spirv(g, *requests[i].source, binaries)});
   }
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t j; (j = next++) < jobs.size();) {
-      Job &job = jobs[j];
-      const PipelineRequest &r = requests[job.request];
-      try {
-        if (job.spirv.empty()) {
-          job.spirv = compile_glsl(r.source->source, g.api_version,
-                                   g.label() + ": kernel " + r.source->name);
-          job.compiled = true;
-        }
-        job.pipeline = make_pipeline(g, *r.source, r.local_size, job.spirv);
-      } catch (...) {
-        job.error = std::current_exception();
+  clike::build_on_all_cores(jobs.size(), [&](size_t j) {
+    Job &job = jobs[j];
+    const PipelineRequest &r = requests[job.request];
+    try {
+      if (job.spirv.empty()) {
+        job.spirv =
+            compile_glsl(r.source->source, g.api_version, g.label() + ": kernel " + r.source->name);
+        job.compiled = true;
       }
+      job.pipeline = make_pipeline(g, *r.source, r.local_size, job.spirv);
+    } catch (...) {
+      job.error = std::current_exception();
     }
-  };
-  const size_t threads =
-      std::min<size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
-  if (threads > 0) work();
-  for (auto &t : pool) t.join();
+  });
 
   std::exception_ptr first_error;
   for (auto &job : jobs) {

@@ -76,6 +76,15 @@ void expect_matches_interp(const tile::BoundProgram &program, const TensorMap &i
           << when << ": " << name << "[" << i << "]";
 }
 
+/// Runs `exe` `runs` times on fresh inputs, each run's results checked against the interpreter.
+void run_checked(Executable &exe, int64_t height, int runs, unsigned seed = 0) {
+  const auto program = bound(kTwinConvs, height);
+  for (int run = 0; run < runs; ++run) {
+    TensorMap inputs = random_inputs(height, seed + run);
+    expect_matches_interp(program, inputs, exe.run(inputs), "run " + std::to_string(run + 1));
+  }
+}
+
 /// A schedule of the search space other than the cost model's.
 std::optional<compiler::Schedule> another_schedule(const compiler::PlannedStep &step) {
   for (const auto &s : compiler::tune::candidates(step.nest, llvm_backend::host_target()))
@@ -126,10 +135,7 @@ TEST_F(OnlineTuning, TriesATunedKernelInTheRunsAndStoresTheDecision) {
   options_.online_hooks->search = another_schedule;
   auto exe = compile(kTwinConvs, 11);
   const auto program = bound(kTwinConvs, 11);
-  for (int run = 0; run < 12; ++run) {
-    TensorMap inputs = random_inputs(11, run);
-    expect_matches_interp(program, inputs, exe->run(inputs), "run " + std::to_string(run + 1));
-  }
+  run_checked(*exe, 11, 12);
   OnlineReport r = exe->tuning();
   ASSERT_GE(r.kernels.size(), 1u);
   const OnlineKernel &conv = r.kernels[0];
@@ -173,10 +179,7 @@ TEST_F(OnlineTuning, AWrongTunedKernelIsNeverSwappedIn) {
   };
   auto exe = compile(kTwinConvs, 12);
   const auto program = bound(kTwinConvs, 12);
-  for (int run = 0; run < 12; ++run) {
-    TensorMap inputs = random_inputs(12, run);
-    expect_matches_interp(program, inputs, exe->run(inputs), "run " + std::to_string(run + 1));
-  }
+  run_checked(*exe, 12, 12);
   OnlineReport r = exe->tuning();
   ASSERT_GE(r.kernels.size(), 1u);
   EXPECT_EQ(r.kernels[0].outcome.rfind("wrong: ", 0), 0u) << r.kernels[0].outcome;
@@ -193,13 +196,7 @@ TEST_F(OnlineTuning, RunsFromTwoThreadsStayRightWhileTuning) {
   options_.online_hooks = std::make_shared<OnlineTunerHooks>();
   options_.online_hooks->search = another_schedule;
   auto exe = compile(kTwinConvs, 13);
-  const auto program = bound(kTwinConvs, 13);
-  auto work = [&](unsigned seed) {
-    for (int run = 0; run < 10; ++run) {
-      TensorMap inputs = random_inputs(13, seed + run);
-      expect_matches_interp(program, inputs, exe->run(inputs), "thread run");
-    }
-  };
+  auto work = [&](unsigned seed) { run_checked(*exe, 13, 10, seed); };
   std::thread a(work, 100), b(work, 200);
   a.join();
   b.join();
