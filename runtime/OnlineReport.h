@@ -19,7 +19,8 @@ struct OnlineKernel {
   double seconds_after = 0;   // the same under the tuned schedule (0: none was tried in a run)
   /// "swapped": the tuned kernel runs now; "kept": it was not faster in the program's runs;
   /// "wrong": it differed from the kernel it would replace on the program's own data;
-  /// "untuned": no schedule beat the cost model's when timed alone.
+  /// "untuned": no schedule beat the cost model's when timed alone; "untuned: WHY" when the
+  /// search could not decide (the budget left no time for a candidate, a build failed).
   std::string outcome;
   int first_run = 0;     // swapped: the first run (counting from 1) that ran the tuned kernel
   std::string schedule;  // what the executable runs now (Schedule::to_json())

@@ -141,7 +141,17 @@ void OnlineTuner::after_run(Executable::Impl &exe, double seconds) {
     ++t.runs;
     if (!t.kernel.outcome.empty() || t.runs > 2 * kTrialRuns) finish_trial(exe);
   }
-  if (!trial_ && !queue_.empty() && may_spend()) search(exe);
+  if (!trial_ && !queue_.empty() && may_spend()) {
+    // The run's results are ready: tuning that fails costs the kernel its tuning, never the run.
+    try {
+      search(exe);
+    } catch (const std::exception &e) {
+      trial_.reset();
+      OnlineKernel failed;
+      failed.outcome = std::string("untuned: ") + e.what();
+      report_.kernels.push_back(failed);
+    }
+  }
   std::fill(exe.watched.begin(), exe.watched.end(), 0);
 }
 
@@ -203,9 +213,15 @@ void OnlineTuner::search(Executable::Impl &exe) {
   };
   if (schedule == planned.model) {
     finish_search();
-    if (kernel.outcome.empty()) kernel.outcome = "untuned";
     kernel.schedule = planned.model.to_json();
-    settle(exe, group, planned.model, kernel);
+    // A search the budget cut short (no candidate timed) decides nothing a later process should
+    // take as settled.
+    if (kernel.outcome.empty() && kernel.trials == 1)
+      kernel.outcome = "untuned: the budget left no time for a candidate";
+    if (kernel.outcome.empty()) {
+      kernel.outcome = "untuned";
+      settle(exe, group, planned.model, kernel);
+    }
     report_.kernels.push_back(kernel);
     return;
   }
