@@ -28,8 +28,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// A kernel under this share of a run is not worth a search.
-constexpr double kHotShare = 0.01;
 /// Runs of each kernel, tuned and untuned in alternation, after the tuned one's checked run.
 constexpr int kTrialRuns = 3;
 /// The tuned kernel stays only when its steps are at least this much faster in the runs.
@@ -52,6 +50,7 @@ struct OnlineTuner::Trial {
   std::unique_ptr<CompiledKernels> built;
   std::vector<double> tuned_seconds, untuned_seconds;
   int runs = 0;  // runs so far: the first checks, then untuned and tuned alternate
+  bool finished = false;
 };
 
 OnlineTuner::OnlineTuner(Backend &backend, const CompileOptions &options,
@@ -96,15 +95,15 @@ double OnlineTuner::group_seconds(const Executable::Impl &exe, const Group &grou
 
 void OnlineTuner::before_run(Executable::Impl &exe) {
   std::fill(exe.watched.begin(), exe.watched.end(), 0);
-  if (trial_) {
-    for (size_t step : trial_->group.steps) exe.watched[step] = 1;
+  // Kernels being tried are tried side by side: their steps are disjoint and timed each alone.
+  for (auto &trial : trials_) {
+    Trial &t = *trial;
+    for (size_t step : t.group.steps) exe.watched[step] = 1;
     // The first run checks the tuned kernel; then untuned (odd runs) and tuned alternate.
-    bool tuned = trial_->runs % 2 == 0;
-    install(exe, tuned);
-    if (trial_->runs == 0)
-      for (size_t i = 0; i < trial_->group.steps.size(); ++i)
-        exe.checks[trial_->group.steps[i]] = {trial_->untuned_launches[i], trial_->untuned[i], ""};
-    return;
+    install(exe, t, t.runs % 2 == 0);
+    if (t.runs == 0)
+      for (size_t i = 0; i < t.group.steps.size(); ++i)
+        exe.checks[t.group.steps[i]] = {t.untuned_launches[i], t.untuned[i], ""};
   }
   // One run times every untuned kernel in place, once tuning could afford a search.
   if (!profiled_ && report_.runs > 0 && may_spend()) {
@@ -116,7 +115,7 @@ void OnlineTuner::before_run(Executable::Impl &exe) {
 void OnlineTuner::after_run(Executable::Impl &exe, double seconds) {
   ++report_.runs;
   report_.run_seconds += seconds;
-  const bool touched = profiling_ || trial_;
+  const bool touched = profiling_ || !trials_.empty();
   // What the tuner's own runs cost beyond a plain run (waiting for timed steps, checking) counts
   // as tuning.
   if (touched && plain_seconds_ > 0)
@@ -126,27 +125,28 @@ void OnlineTuner::after_run(Executable::Impl &exe, double seconds) {
     profiling_ = false;
     profiled_ = true;
     queue_hot_kernels(exe);
-  } else if (trial_) {
-    Trial &t = *trial_;
+  }
+  for (auto &trial : trials_) {
+    Trial &t = *trial;
     if (t.runs == 0) {
       for (size_t step : t.group.steps) {
         auto &check = exe.checks.at(step);
         if (!check.difference.empty() && t.kernel.outcome.empty())
           t.kernel.outcome = "wrong: " + check.difference;
       }
-      exe.checks.clear();
     } else {
       (t.runs % 2 ? t.untuned_seconds : t.tuned_seconds).push_back(group_seconds(exe, t.group));
     }
     ++t.runs;
-    if (!t.kernel.outcome.empty() || t.runs > 2 * kTrialRuns) finish_trial(exe);
+    if (!t.kernel.outcome.empty() || t.runs > 2 * kTrialRuns) finish_trial(exe, t);
   }
-  if (!trial_ && !queue_.empty() && may_spend()) {
+  exe.checks.clear();
+  std::erase_if(trials_, [](const std::unique_ptr<Trial> &t) { return t->finished; });
+  if (!queue_.empty() && may_spend()) {
     // The run's results are ready: tuning that fails costs the kernel its tuning, never the run.
     try {
       search(exe);
     } catch (const std::exception &e) {
-      trial_.reset();
       OnlineKernel failed;
       failed.outcome = std::string("untuned: ") + e.what();
       report_.kernels.push_back(failed);
@@ -156,8 +156,6 @@ void OnlineTuner::after_run(Executable::Impl &exe, double seconds) {
 }
 
 void OnlineTuner::queue_hot_kernels(const Executable::Impl &exe) {
-  double run = 0;
-  for (double s : exe.step_seconds) run += s;
   std::map<std::string, Group> by_hash;
   for (size_t i = 0; i < hash_of_step_.size(); ++i) {
     if (hash_of_step_[i].empty()) continue;
@@ -167,7 +165,7 @@ void OnlineTuner::queue_hot_kernels(const Executable::Impl &exe) {
     g.seconds += exe.step_seconds[i];
   }
   for (auto &[hash, g] : by_hash)
-    if (g.seconds >= kHotShare * run) queue_.push_back(std::move(g));
+    if (g.seconds > 0) queue_.push_back(std::move(g));
   std::sort(queue_.begin(), queue_.end(),
             [](const Group &a, const Group &b) { return a.seconds < b.seconds; });
 }
@@ -248,11 +246,10 @@ void OnlineTuner::search(Executable::Impl &exe) {
   trial->group = std::move(group);
   trial->kernel = std::move(kernel);
   trial->schedule = schedule;
-  trial_ = std::move(trial);
+  trials_.push_back(std::move(trial));
 }
 
-void OnlineTuner::install(Executable::Impl &exe, bool tuned) {
-  const Trial &t = *trial_;
+void OnlineTuner::install(Executable::Impl &exe, const Trial &t, bool tuned) {
   for (size_t i = 0; i < t.group.steps.size(); ++i) {
     size_t step = t.group.steps[i];
     exe.lowered.steps[step] = tuned ? t.tuned[i] : t.untuned[i];
@@ -263,8 +260,7 @@ void OnlineTuner::install(Executable::Impl &exe, bool tuned) {
 
 // The tuned kernel stays when it was right and faster in the program's own runs; either way the
 // decision is stored, so that no later compile tunes the kernel again.
-void OnlineTuner::finish_trial(Executable::Impl &exe) {
-  Trial &t = *trial_;
+void OnlineTuner::finish_trial(Executable::Impl &exe, Trial &t) {
   const compiler::PlannedStep &planned = plan_.steps[t.group.steps[0]];
   OnlineKernel &k = t.kernel;
   bool faster = false;
@@ -274,7 +270,7 @@ void OnlineTuner::finish_trial(Executable::Impl &exe) {
     faster = k.seconds_after < (1 - kSwapMargin) * k.seconds_before;
     k.outcome = faster ? "swapped" : "kept";
   }
-  install(exe, faster);
+  install(exe, t, faster);
   if (faster) {
     k.first_run = report_.runs + 1;
     swapped_in_.push_back(std::move(t.built));
@@ -283,7 +279,7 @@ void OnlineTuner::finish_trial(Executable::Impl &exe) {
   // A wrong kernel is not stored: the cost model's schedule is, so that it is not tried again.
   settle(exe, t.group, faster ? t.schedule : planned.model, k);
   report_.kernels.push_back(k);
-  trial_.reset();
+  t.finished = true;
 }
 
 void OnlineTuner::settle(const Executable::Impl &exe, const Group &group,

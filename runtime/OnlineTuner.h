@@ -4,14 +4,15 @@
 // run time, hottest first, spending at most a share of the time it has run so far:
 //
 // 1. After the first run, one run times every untuned kernel alone, in place (its buffers, the
-//    kernels around it): kernels over 1% of that run are queued, twins (the same canonical text)
-//    as one.
-// 2. When the budget allows, the hottest queued kernel is tuned alone (compiler/tune/Tuner.h:
-//    candidates timed on their own buffers, each checked against the untuned kernel).
-// 3. A winner is built for every step that runs the kernel and tried in the program's own runs:
-//    its first run checks its outputs against the kernel it would replace on the program's data;
-//    then runs alternate between the two, timing the steps in place. It stays only when it is
-//    faster there too. A swap happens between runs, never inside one.
+//    kernels around it): they are queued hottest first, twins (the same canonical text) as one.
+// 2. When the budget allows, after a run, the hottest queued kernel is tuned alone
+//    (compiler/tune/Tuner.h: candidates timed on their own buffers, each checked against the
+//    untuned kernel).
+// 3. A winner is built for every step that runs the kernel and tried in the program's own runs,
+//    side by side with the other kernels being tried: its first run checks its outputs against the
+//    kernel it would replace on the program's data; then runs alternate between the two, timing
+//    the steps in place. It stays only when it is faster there too. A swap happens between runs,
+//    never inside one.
 // 4. Every decision is stored in the kernel cache, so a later compile starts from it.
 //
 // Tuning runs on the caller's thread, inside run() after the run's results are ready: on a
@@ -64,8 +65,8 @@ class OnlineTuner {
   double available() const;  // tuning seconds the budget allows now
   bool may_spend() const;
   void search(Executable::Impl &exe);
-  void finish_trial(Executable::Impl &exe);
-  void install(Executable::Impl &exe, bool tuned);
+  void finish_trial(Executable::Impl &exe, Trial &trial);
+  void install(Executable::Impl &exe, const Trial &trial, bool tuned);
   void settle(const Executable::Impl &exe, const Group &group, const compiler::Schedule &schedule,
               const OnlineKernel &done);
   double group_seconds(const Executable::Impl &exe, const Group &group) const;
@@ -81,8 +82,8 @@ class OnlineTuner {
   std::shared_ptr<OnlineTunerHooks> hooks_;
   std::unique_ptr<compiler::tune::KernelBench> bench_;
 
-  std::vector<Group> queue_;  // hottest last
-  std::unique_ptr<Trial> trial_;
+  std::vector<Group> queue_;                    // hottest last
+  std::vector<std::unique_ptr<Trial>> trials_;  // being tried in the runs, side by side
   std::vector<std::unique_ptr<CompiledKernels>> swapped_in_;  // what swapped kernels launch
   bool profiling_ = false, profiled_ = false;
   double plain_seconds_ = 0;  // the last run the tuner did not touch
