@@ -5,6 +5,7 @@
 
 #include "compiler/Finish.h"
 #include "compiler/tune/Canonical.h"
+#include "compiler/tune/SearchSpace.h"
 #include "compiler/tune/Tuner.h"
 #include "runtime/BinaryStore.h"
 #include "runtime/KernelBench.h"
@@ -32,6 +33,13 @@ double median(std::vector<double> v) {
 constexpr int kTrialRuns = 3;
 /// The tuned kernel stays only when its steps are at least this much faster in the runs.
 constexpr double kSwapMargin = 0.03;
+
+/// Whether the search space holds a schedule other than the cost model's.
+bool has_other_candidate(const compiler::PlannedStep &step, const compiler::Target &target) {
+  for (const auto &s : compiler::tune::candidates(step.nest, target))
+    if (!(s == step.model)) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -83,9 +91,9 @@ double OnlineTuner::available() const {
   return left;
 }
 
-// A search needs the untuned kernel's timing, a candidate's and the winner's confirmation: about
-// three trials.
-bool OnlineTuner::may_spend() const { return available() >= 3 * trial_seconds_; }
+// A search needs the untuned kernel's timing, a candidate's, and the winner's confirmation (which
+// times both again): about four trials.
+bool OnlineTuner::may_spend() const { return available() >= 4 * trial_seconds_; }
 
 double OnlineTuner::group_seconds(const Executable::Impl &exe, const Group &group) const {
   double s = 0;
@@ -189,7 +197,8 @@ void OnlineTuner::search(Executable::Impl &exe) {
     const compiler::Kernel untuned = compiler::finish_kernel(
         compiler::step_kernel(exe.program, planned, planned.model), target_);
     try {
-      // What is left of the budget, less the confirmation that follows the trials.
+      // What is left of the budget, less the confirmation that follows the trials: room for the
+      // untuned kernel and at least two more.
       const double seconds = std::min(budget_.max_seconds, available() - trial_seconds_);
       auto result = compiler::tune::tune_kernel(planned.nest, untuned, planned.model, target_,
                                                 *bench_, {budget_.max_trials, seconds});
@@ -214,7 +223,7 @@ void OnlineTuner::search(Executable::Impl &exe) {
     kernel.schedule = planned.model.to_json();
     // A search the budget cut short (no candidate timed) decides nothing a later process should
     // take as settled.
-    if (kernel.outcome.empty() && kernel.trials == 1)
+    if (kernel.outcome.empty() && kernel.trials == 1 && has_other_candidate(planned, target_))
       kernel.outcome = "untuned: the budget left no time for a candidate";
     if (kernel.outcome.empty()) {
       kernel.outcome = "untuned";
