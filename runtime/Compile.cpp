@@ -39,7 +39,7 @@ int scheduled_steps(const compiler::ProgramPlan &plan) {
 }
 
 /// Plan, choose, apply, finish: the loop IR `backend` will run, and what choosing cost.
-/// `plan`, when given, receives the plan (for tuning between runs).
+/// `keep_plan`, when given, receives the plan (for tuning between runs).
 compiler::LoweredProgram lower_program(const tile::BoundProgram &program, Backend &backend,
                                        const CompileOptions &options, CacheUse &cache,
                                        bool may_tune, CompileReport &report,
@@ -104,11 +104,12 @@ std::unique_ptr<Executable> compile(const tile::BoundProgram &program, Backend &
     std::lock_guard<std::recursive_mutex> lock(backend.mutex());
     built = backend.build(kernels, cache.store());
   }
-  auto impl = std::make_unique<Executable::Impl>(backend, program, std::move(lowered),
-                                                 std::move(built), report);
+  std::unique_ptr<OnlineTuner> tuner;
   if (online)
-    impl->tuner =
-        std::make_unique<OnlineTuner>(backend, options, std::move(plan), report, cache.cache);
+    tuner = std::make_unique<OnlineTuner>(backend, options, std::move(plan), report, cache.cache);
+  auto impl = std::make_unique<Executable::Impl>(backend, program, std::move(lowered),
+                                                 std::move(built), std::move(report));
+  impl->tuner = std::move(tuner);
   impl->report.compile_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return std::make_unique<Executable>(std::move(impl));
 }

@@ -382,10 +382,9 @@ VkKernels::VkKernels(VulkanBackend &backend, const std::vector<const compiler::K
                             " work-groups, more than the device can dispatch");
       }
       if (!empty) {
-        sources.push_back(std::move(src));
-        requests.push_back({nullptr, local});
+        const vulkan::KernelSource &kept = sources.emplace_back(std::move(src));
+        requests.push_back({&kept, local});
         wanted.push_back(dispatches_.size());
-        const vulkan::KernelSource &kept = sources.back();
         d.texel_params = kept.texel_params;
         for (int i = 0; i < 3; ++i) d.groups[i] = static_cast<uint32_t>(groups[i]);
         descriptors += static_cast<uint32_t>(k->params.size());
@@ -394,7 +393,6 @@ VkKernels::VkKernels(VulkanBackend &backend, const std::vector<const compiler::K
       }
       dispatches_.push_back(std::move(d));
     }
-    for (size_t i = 0; i < requests.size(); ++i) requests[i].source = &sources[i];
     std::vector<const vulkan::Pipeline *> pipelines = vulkan::pipelines_for(g_, requests, binaries);
     for (size_t i = 0; i < wanted.size(); ++i) dispatches_[wanted[i]].pipeline = pipelines[i];
     vulkan::save_pipeline_cache(g_, binaries);
