@@ -14,14 +14,31 @@ void collect(const tile::BoundExpr &e, std::vector<std::string> &out) {
   for (const auto &a : e.args) collect(*a, out);
 }
 
-bool is_plain_elementwise(const tile::BoundStatement &s) {
-  if (s.is_contraction()) return false;
-  const auto &e = *s.expr();
-  return !(e.kind == tile::Expr::Kind::Call && tile::is_special(e.op));
+bool is_special(const tile::BoundStatement &s) {
+  return !s.is_contraction() && s.expr()->kind == tile::Expr::Kind::Call &&
+         tile::is_special(s.expr()->op);
 }
 
-// Whether `root`'s expression reaches a Ref to `name` only through same-shape nodes, so the
-// referenced element is the one at the root's own coordinates.
+bool is_plain_elementwise(const tile::BoundStatement &s) {
+  return !s.is_contraction() && !is_special(s);
+}
+
+// Whether `e`, with the inlined statements it reaches expanded, reads `name`.
+bool reaches(const tile::BoundExpr &e, const std::string &name, const tile::BoundProgram &p,
+             const FusionPlan &plan) {
+  if (e.kind == tile::Expr::Kind::Ref) {
+    if (e.name == name) return true;
+    if (!plan.inlined(e.name)) return false;
+    return reaches(*p.statements[plan.position.at(e.name)].expr(), name, p, plan);
+  }
+  for (const auto &a : e.args)
+    if (reaches(*a, name, p, plan)) return true;
+  return false;
+}
+
+// Whether every Ref to `name` that the root's expression reaches goes through same-shape nodes
+// only, so the referenced element is the one at the root's own coordinates. Broadcast subtrees
+// (per-channel scale and shift) may be of any shape as long as they do not read `name`.
 bool reached_in_place(const tile::BoundExpr &e, const std::string &name,
                       const std::vector<int64_t> &shape, const tile::BoundProgram &p,
                       const FusionPlan &plan) {
@@ -29,8 +46,10 @@ bool reached_in_place(const tile::BoundExpr &e, const std::string &name,
     if (e.name == name) return e.shape == shape;
     if (!plan.inlined(e.name)) return true;
     const auto &s = p.statements[plan.position.at(e.name)];
-    return s.type.shape == shape && reached_in_place(*s.expr(), name, shape, p, plan);
+    if (s.type.shape != shape) return !reaches(*s.expr(), name, p, plan);
+    return reached_in_place(*s.expr(), name, shape, p, plan);
   }
+  if (e.shape != shape) return !reaches(e, name, p, plan);
   for (const auto &a : e.args)
     if (!reached_in_place(*a, name, shape, p, plan)) return false;
   return true;
@@ -41,11 +60,46 @@ bool reached_in_place(const tile::BoundExpr &e, const std::string &name,
 // its depth is capped: a longer chain (20,000 statements `T1 = T0 + 1; T2 = T1 + 1; ...`) is cut
 // into kernels of at most this depth each.
 constexpr int kMaxFusedDepth = 256;
+// A statement read more than once inside its kernel (relu as `cond(x > 0, x, 0)` reads x twice)
+// is expanded once per read; code generation's common subexpression elimination computes it once
+// again. The copies are capped so that `T2 = T1 * T1; T3 = T2 * T2; ...` cannot grow a tree
+// exponentially.
+constexpr int kMaxCopies = 8;
+
+// A statement with a costly operation (a division, sqrt, exp, ...) on a tensor this many times
+// smaller than its kernel's output is computed once, as its own kernel, not once per element of
+// the kernel: batch norm's sqrt(variance + epsilon) is per channel, its kernel per pixel too.
+constexpr int64_t kHoistRatio = 64;
+
+bool costly(const tile::BoundExpr &e) {
+  if (e.kind == tile::Expr::Kind::Call &&
+      (e.op == tile::Intrinsic::Div ||
+       tile::intrinsic_info(e.op).kind == tile::IntrinsicKind::FloatMath))
+    return true;
+  for (const auto &a : e.args)
+    if (costly(*a)) return true;
+  return false;
+}
 
 int depth_of(const tile::BoundExpr &e) {
   int d = 0;
   for (const auto &a : e.args) d = std::max(d, depth_of(*a));
   return d + 1;
+}
+
+// A reshape whose readers can read its input in its place: the same elements in the same order.
+// Host steps and specials look tensors up by name, so every reader must be a kernel that loads
+// through lowering's Refs, or a reshape that is a view itself.
+bool is_view(const tile::BoundProgram &p, const tile::BoundStatement &s,
+             const std::vector<const tile::BoundStatement *> &readers,
+             const std::set<std::string> &outputs, const std::set<std::string> &views) {
+  if (!is_special(s) || s.expr()->op != tile::Intrinsic::Reshape || outputs.count(s.output))
+    return false;
+  const auto &x = *s.expr()->args[0];
+  if (x.kind != tile::Expr::Kind::Ref || p.type_of(x.name).dtype != s.type.dtype) return false;
+  for (const auto *r : readers)
+    if (!views.count(r->output) && (is_special(*r) || assign_may_write_twice(p, *r))) return false;
+  return true;
 }
 
 }  // namespace
@@ -64,35 +118,52 @@ std::vector<std::string> statement_reads(const tile::BoundStatement &s) {
 FusionPlan plan_fusion(const tile::BoundProgram &p) {
   std::set<std::string> outputs;
   for (const auto &[name, t] : p.outputs) outputs.insert(name);
+  // Per tensor: the statements reading it (once each) and how often each reads it.
   std::map<std::string, std::vector<const tile::BoundStatement *>> consumers;
-  std::map<std::string, int> ref_count;
+  std::map<std::pair<std::string, std::string>, int> reads_by;  // (tensor, reader) -> reads
   std::map<std::string, const tile::BoundStatement *> by_name;
   for (const auto &s : p.statements) {
     by_name[s.output] = &s;
-    std::set<std::string> seen;
-    for (const auto &r : statement_reads(s)) {
-      ++ref_count[r];
-      if (seen.insert(r).second) consumers[r].push_back(&s);
-    }
+    for (const auto &r : statement_reads(s))
+      if (reads_by[{r, s.output}]++ == 0) consumers[r].push_back(&s);
   }
   FusionPlan plan;
   for (size_t i = 0; i < p.statements.size(); ++i) {
     plan.owner[p.statements[i].output] = p.statements[i].output;
     plan.position[p.statements[i].output] = i;
   }
-  // How deep in its kernel's tree a statement's own tree starts, at most (0 for a root).
-  std::map<std::string, int> starts_at;
+  // Readers come after the tensors they read: whether a reshape is a view depends on whether its
+  // reshape readers are, so later statements are decided first.
+  std::set<std::string> views;
+  for (auto it = p.statements.rbegin(); it != p.statements.rend(); ++it)
+    if (is_view(p, *it, consumers[it->output], outputs, views)) views.insert(it->output);
+  for (const auto &s : p.statements)
+    if (views.count(s.output)) plan.view_of[s.output] = plan.storage(s.expr()->args[0]->name);
+  // How deep in its kernel's tree a statement's own tree starts, at most (0 for a root), and how
+  // many copies of it the tree holds.
+  std::map<std::string, int> starts_at, copies;
   // Later statements first, so a chain a -> b -> c resolves to c's kernel.
   for (auto it = p.statements.rbegin(); it != p.statements.rend(); ++it) {
     const auto &s = *it;
-    if (outputs.count(s.output) || ref_count[s.output] != 1) continue;
-    const auto *consumer = consumers[s.output][0];
-    if (!is_plain_elementwise(*consumer)) continue;
-    const std::string &root = plan.owner[consumer->output];
+    const auto &readers = consumers[s.output];
+    if (outputs.count(s.output) || readers.empty() || plan.view_of.count(s.output)) continue;
+    // Every reader must be computed by one kernel, as elementwise code.
+    const std::string &root = plan.owner[readers[0]->output];
+    int start = 0, n_copies = 0;
+    bool one_kernel = true;
+    for (const auto *r : readers) {
+      one_kernel = one_kernel && is_plain_elementwise(*r) && plan.owner[r->output] == root;
+      if (!one_kernel) break;
+      start = std::max(start, starts_at[r->output] + depth_of(*r->expr()));
+      n_copies += reads_by[{s.output, r->output}] * std::max(copies[r->output], 1);
+    }
+    if (!one_kernel || n_copies > kMaxCopies) continue;
     if (is_plain_elementwise(s)) {
-      int start = starts_at[consumer->output] + depth_of(*consumer->expr());
       if (start + depth_of(*s.expr()) > kMaxFusedDepth) continue;
+      if (s.type.elements() * kHoistRatio <= by_name[root]->type.elements() && costly(*s.expr()))
+        continue;
       starts_at[s.output] = start;
+      copies[s.output] = n_copies;
       plan.owner[s.output] = root;
       continue;
     }

@@ -1,6 +1,7 @@
 // Which statements of a bound program get their own kernel and which are computed inside
-// another's: elementwise chains inline into their single consumer, and a contraction whose only
-// consumer is an elementwise kernel of its shape becomes that kernel's body (its epilogue).
+// another's: an elementwise statement inlines into the kernel that computes all its readers, a
+// contraction read only by an elementwise kernel of its shape becomes that kernel's body (the
+// kernel is its epilogue), and a reshape is no kernel at all: its readers read its input.
 #pragma once
 
 #include <map>
@@ -19,9 +20,17 @@ struct FusionPlan {
   /// Statement name -> its position in the program's statements (lookups stay logarithmic in
   /// programs of 100,000 statements).
   std::map<std::string, size_t> position;
+  /// Reshape statement -> the tensor whose elements it is, in the same order (never itself a
+  /// view). Such a reshape has no step and no buffer.
+  std::map<std::string, std::string> view_of;
   bool inlined(const std::string &name) const {
     auto it = owner.find(name);
     return it != owner.end() && it->second != name;
+  }
+  /// The buffer that holds `name`'s elements.
+  const std::string &storage(const std::string &name) const {
+    auto it = view_of.find(name);
+    return it == view_of.end() ? name : it->second;
   }
 };
 

@@ -105,6 +105,7 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
     std::string fusion_text;
     for (const auto &[name, owner] : plan.owner)
       if (owner != name) fusion_text += name + " -> " + owner + "\n";
+    for (const auto &[name, viewed] : plan.view_of) fusion_text += name + " views " + viewed + "\n";
     if (!fusion_text.empty()) log("fusion", fusion_text);
   }
 
@@ -113,7 +114,7 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
   std::map<std::string, std::vector<std::string>> fused;  // root -> its statements, by name
   for (const auto &[name, owner] : plan.owner) fused[owner].push_back(name);
   for (const auto &s : program.statements) {
-    if (plan.inlined(s.output)) continue;
+    if (plan.inlined(s.output) || plan.view_of.count(s.output)) continue;
     PlannedStep step;
     step.name = s.output;
     step.fused = std::move(fused[s.output]);

@@ -72,7 +72,8 @@ ContractionNest contraction_nest(const tile::BoundStatement &s, const tile::Boun
   std::vector<Expr> loads;
   for (const auto &in : c.inputs) {
     const auto &t = p.type_of(in.tensor);
-    loads.push_back(Load::make(scalar(t.dtype), in.tensor, access_index(in, t.shape, n.indices)));
+    loads.push_back(Load::make(scalar(t.dtype), ctx.plan.storage(in.tensor),
+                               access_index(in, t.shape, n.indices)));
   }
   auto as_acc = [&](Expr e) { return convert_value(e, n.acc_type.dtype); };
   auto equal = [&]() {
@@ -99,7 +100,8 @@ ContractionNest contraction_nest(const tile::BoundStatement &s, const tile::Boun
   if (c.default_tensor) {
     const auto &t = p.type_of(*c.default_tensor);
     TESSERA_INTERNAL_ASSERT(t.elements() == s.type.elements(), "default of another size");
-    n.unwritten = convert_value(Load::make(scalar(t.dtype), *c.default_tensor, flat), s.type.dtype);
+    n.unwritten = convert_value(
+        Load::make(scalar(t.dtype), ctx.plan.storage(*c.default_tensor), flat), s.type.dtype);
   }
   n.out_buffer = root.output;
   n.out_index = flat;

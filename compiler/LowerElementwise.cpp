@@ -78,7 +78,8 @@ Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords,
         if (!s.is_contraction())
           return convert_value(lower_value(*s.expr(), coords, ctx), type.dtype);
       }
-      return Load::make(scalar(type.dtype), e.name, broadcast_index(type.shape, coords));
+      return Load::make(scalar(type.dtype), ctx.plan.storage(e.name),
+                        broadcast_index(type.shape, coords));
     }
     case tile::Expr::Kind::Call: break;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "tile/Diagnostics.h"
@@ -82,10 +83,66 @@ std::string fresh(const std::string &base, std::set<std::string> &used) {
   return n;
 }
 
+// The one value a constraint `0 <= a*x + b < bound` on a single index x allows, if one.
+std::optional<Rational> single_value(const tile::BoundConstraint &q, size_t &index) {
+  int count = 0;
+  for (size_t j = 0; j < q.poly.coeffs.size(); ++j)
+    if (q.poly.coeffs[j].num != 0) ++count, index = j;
+  if (count != 1) return std::nullopt;
+  Rational a = q.poly.coeffs[index], b = q.poly.constant;
+  // a*x + b in [0, bound - 1]: x between (-b)/a and (bound - 1 - b)/a.
+  Rational lo = (Rational(0) - b) / a, hi = (Rational(q.bound - 1) - b) / a;
+  if (hi < lo) std::swap(lo, hi);
+  if (lo.ceil() != hi.floor()) return std::nullopt;
+  return Rational(lo.ceil());
+}
+
+// Substitutes index j = v everywhere and drops it: grouped convolutions written as
+// `O[n, x, g*G + co] = +(I[..., g*G + ci] * K[..., g*G + co]), co < G` with G = 1 (depthwise)
+// pin co to 0, and the output access becomes the plain index g.
+bool pin_index(tile::BoundContraction &c, size_t j, Rational v) {
+  auto pinned = [&](Affine a) {
+    a.constant = a.constant + a.coeffs[j] * v;
+    a.coeffs.erase(a.coeffs.begin() + static_cast<std::ptrdiff_t>(j));
+    return a;
+  };
+  tile::BoundContraction n = c;
+  for (auto &a : n.output.dims) {
+    a = pinned(a);
+    if (a.is_constant()) return false;  // a constant output dimension: left to the basis change
+  }
+  for (auto &in : n.inputs)
+    for (auto &a : in.dims) a = pinned(a);
+  n.constraints.clear();
+  for (const auto &q : c.constraints) {
+    tile::BoundConstraint p{pinned(q.poly), q.bound};
+    if (!p.poly.is_constant()) {
+      n.constraints.push_back(p);
+    } else if (p.poly.constant < Rational(0) || !(p.poly.constant < Rational(q.bound))) {
+      return false;  // no point at all: left to the bounds, which know an empty domain
+    }
+  }
+  n.indices.erase(n.indices.begin() + static_cast<std::ptrdiff_t>(j));
+  c = std::move(n);
+  return true;
+}
+
 }  // namespace
 
-BasisChange change_output_basis(const tile::BoundContraction &c) {
+BasisChange change_output_basis(const tile::BoundContraction &original) {
   BasisChange out;
+  tile::BoundContraction c = original;
+  for (bool again = true; again;) {
+    again = false;
+    for (const auto &q : c.constraints) {
+      size_t j = 0;
+      auto v = single_value(q, j);
+      if (v && v->is_integer() && pin_index(c, j, *v)) {
+        again = out.changed = true;
+        break;
+      }
+    }
+  }
   out.contraction = c;
   if (is_simple(c)) return out;
   out.changed = true;

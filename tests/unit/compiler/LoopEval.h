@@ -69,6 +69,7 @@ class LoopEval {
           switch (c->op) {
             case tile::Intrinsic::Relu: out[i] = x > 0 ? x : 0; break;
             case tile::Intrinsic::Exp: out[i] = std::exp(x); break;
+            case tile::Intrinsic::Sqrt: out[i] = std::sqrt(x); break;
             case tile::Intrinsic::Max: out[i] = std::max(x, args[1][i]); break;
             case tile::Intrinsic::Div: out[i] = x / args[1][i]; break;
             case tile::Intrinsic::Neg: out[i] = -x; break;

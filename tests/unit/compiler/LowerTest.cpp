@@ -108,6 +108,29 @@ TEST(OutputBasis, StridedGradientGetsOneVariablePerOutputDim) {
   EXPECT_EQ(c.inputs[1].dims[0].str(c.indices), "o0 - 2*x + 1");
 }
 
+TEST(OutputBasis, IndicesAConstraintPinsToOneValueAreSubstituted) {
+  // A depthwise convolution as grouped convolutions are written (groups of 1): co < 1 pins co to
+  // 0, so the output access is g alone and no reduction index ranges over one value that depends
+  // on the output channel (which kept the channel loop from being vectorized).
+  const std::string depthwise =
+      "function (I[N, X, C], K[KX, CI, C]) -> (O) { O[n, x, g + co : N, X, C] = "
+      "+(I[n, x + k - 1, g + ci] * K[k, ci, g + co]), co < 1; }";
+  std::map<std::string, TensorType> in = {{"I", f32({1, 6, 16})}, {"K", f32({3, 1, 16})}};
+  auto p = bind_text(depthwise, in);
+  auto change = change_output_basis(p.statements[0].contraction());
+  ASSERT_TRUE(change.changed);
+  const auto &c = change.contraction;
+  EXPECT_EQ(c.indices, (std::vector<std::string>{"n", "x", "g", "k", "ci"}));
+  EXPECT_EQ(c.inputs[1].dims[2].str(c.indices), "g");
+  EXPECT_TRUE(c.constraints.empty());
+  expect_matches_interp(depthwise, in, avx512());
+  // Pinned to a value other than 0, and a constraint the pinned value fails (no point at all).
+  expect_matches_interp("function (A[N]) -> (O) { O[i : N] = +(A[i + j]), j - 2 < 1, 3 - j < 2; }",
+                        {{"A", f32({7})}});
+  expect_matches_interp("function (A[N]) -> (O) { O[i : N] = +(A[i + j]), j < 1, j + 4 < 3; }",
+                        {{"A", f32({7})}});
+}
+
 TEST(LowerVsInterp, OutputBasisChanges) {
   expect_matches_interp(
       "function (DO[X], K[KW]) -> (DI) { DI[2*x + k - 1 : 9] = +(DO[x] * K[k]); }",
@@ -162,6 +185,84 @@ TEST(LowerVsInterp, ConvWithBiasAndReluIsOneKernel) {
   ASSERT_EQ(lowered.steps.size(), 1u);
   EXPECT_EQ(lowered.steps[0].fused, (std::vector<std::string>{"O", "R", "S"}));
   for (const auto &b : lowered.buffers) EXPECT_TRUE(b.name != "O" && b.name != "S") << b.name;
+}
+
+// Batch norm as a framework writes it (per-channel reshapes, sqrt of the variance) and relu as
+// `cond(x > 0, x, 0)`, which reads its input twice: the convolution, the norm and the relu are one
+// kernel; sqrt(variance + eps), per channel, is computed once by a kernel of its own; reshapes
+// are no kernel and no buffer, their readers read their input.
+TEST(LowerVsInterp, ConvBatchNormReluIsOneKernelPlusThePerChannelSqrt) {
+  const std::string conv = R"(function (I[N, H, W, CI], K[KH, KW, CI, CO], M[CO], V[CO], G[CO])
+      -> (R) {
+    O[n, x, y, co : N, H, W, CO] = +(I[n, x + kx - 1, y + ky - 1, ci] * K[kx, ky, ci, co]);
+    M4 = reshape(M, 1, 1, 1, CO);
+    C = sub(O, M4);
+    V4 = reshape(V, 1, 1, 1, CO);
+    E = add(V4, 1.5);
+    S = sqrt(E);
+    D = div(C, S);
+    G4 = reshape(G, 1, 1, 1, CO);
+    Y = mul(D, G4);
+    P = cmp_gt(Y, 0.0);
+    R = cond(P, Y, 0);
+  })";
+  std::map<std::string, TensorType> in = {{"I", f32({1, 8, 9, 3})},
+                                          {"K", f32({3, 3, 3, 16})},
+                                          {"M", f32({16})},
+                                          {"V", f32({16})},
+                                          {"G", f32({16})}};
+  expect_matches_interp(conv, in, avx512());
+  auto lowered = lower(bind_text(conv, in), avx512());
+  ASSERT_EQ(lowered.steps.size(), 2u);
+  EXPECT_EQ(lowered.steps[0].fused, (std::vector<std::string>{"E", "S"}));
+  EXPECT_EQ(lowered.steps[1].fused, (std::vector<std::string>{"C", "D", "O", "P", "R", "Y"}));
+  std::set<std::string> buffers;
+  for (const auto &b : lowered.buffers) buffers.insert(b.name);
+  EXPECT_EQ(buffers, (std::set<std::string>{"G", "I", "K", "M", "R", "S", "V"}));
+}
+
+TEST(LowerVsInterp, SmallOrCheapBroadcastsStayInline) {
+  // sqrt of a tensor as large as the kernel's, and a cheap per-channel add, are inlined.
+  auto lowered = lower(bind_text("function (A[N, C], B[C], X[N, C]) -> (O) { "
+                                 "S = sqrt(X); E = B + 1.0; O = A * E + S; }",
+                                 {{"A", f32({70, 4})}, {"B", f32({4})}, {"X", f32({70, 4})}}),
+                       Target{});
+  ASSERT_EQ(lowered.steps.size(), 1u);
+  EXPECT_EQ(lowered.steps[0].fused, (std::vector<std::string>{"E", "O", "S"}));
+}
+
+TEST(LowerVsInterp, ReadsManyTimesFuseUntilTheCopiesCap) {
+  // Each statement reads the one before twice: T4 would be expanded 16 times in O, so the chain
+  // is cut there (at most 8 copies of a statement in one kernel).
+  const std::string text = "function (A[N]) -> (O) { T1 = A * A; T2 = T1 * T1; T3 = T2 * T2; "
+                           "T4 = T3 - T3; T5 = T4 * T4; T6 = T5 * T5; O = T6 + T6; }";
+  std::map<std::string, TensorType> in = {{"A", f32({9})}};
+  expect_matches_interp(text, in);
+  auto lowered = lower(bind_text(text, in), Target{});
+  ASSERT_EQ(lowered.steps.size(), 2u);
+  EXPECT_EQ(lowered.steps[0].fused, (std::vector<std::string>{"T1", "T2", "T3"}));
+  EXPECT_EQ(lowered.steps[1].fused, (std::vector<std::string>{"O", "T4", "T5", "T6"}));
+}
+
+TEST(LowerVsInterp, ReshapesAreViewsUnlessAHostStepOrAnOutputNeedsThem) {
+  // A reshape read by a contraction (flatten before dense) and one of a reshape: no steps.
+  const std::string dense = R"(function (X[N, H, W], W1[F, U]) -> (Y) {
+    Z = reshape(X, N, H * W);
+    F2 = reshape(Z, N, 2, H * W / 2);
+    G = reshape(F2, N, H * W);
+    Y[n, u : N, U] = +(G[n, f] * W1[f, u]);
+  })";
+  std::map<std::string, TensorType> in = {{"X", f32({2, 3, 4})}, {"W1", f32({12, 5})}};
+  expect_matches_interp(dense, in);
+  auto lowered = lower(bind_text(dense, in), Target{});
+  ASSERT_EQ(lowered.steps.size(), 1u);
+  EXPECT_EQ(lowered.steps[0].kernel.name, "Y");
+  // An output reshape is stored; a reshape another special reads (gather) keeps its buffer too.
+  const std::string kept = "function (X[N, M], I[K]) -> (O, Q) { O = reshape(X, M, N); "
+                           "R = reshape(X, M, N); Q = gather(R, I); }";
+  std::map<std::string, TensorType> in2 = {{"X", f32({3, 4})}, {"I", {DType::Int32, {2}}}};
+  expect_matches_interp(kept, in2);
+  EXPECT_EQ(lower(bind_text(kept, in2), Target{}).steps.size(), 3u);
 }
 
 TEST(LowerVsInterp, Specials) {
