@@ -129,8 +129,7 @@ bool pin_index(tile::BoundContraction &c, size_t j, Rational v) {
 
 }  // namespace
 
-BasisChange change_output_basis(const tile::BoundContraction &original) {
-  BasisChange out;
+tile::BoundContraction pin_single_valued(const tile::BoundContraction &original) {
   tile::BoundContraction c = original;
   for (bool again = true; again;) {
     again = false;
@@ -138,11 +137,18 @@ BasisChange change_output_basis(const tile::BoundContraction &original) {
       size_t j = 0;
       auto v = single_value(q, j);
       if (v && v->is_integer() && pin_index(c, j, *v)) {
-        again = out.changed = true;
+        again = true;
         break;
       }
     }
   }
+  return c;
+}
+
+BasisChange change_output_basis(const tile::BoundContraction &original) {
+  BasisChange out;
+  tile::BoundContraction c = pin_single_valued(original);
+  out.changed = c.indices.size() != original.indices.size();
   out.contraction = c;
   if (is_simple(c)) return out;
   out.changed = true;

@@ -25,4 +25,8 @@ struct BasisChange {
 /// are returned unchanged.
 BasisChange change_output_basis(const tile::BoundContraction &c);
 
+/// `c` with every index that a constraint pins to one value (`co < 1`: co = 0) substituted and
+/// dropped, with that constraint; the same points. change_output_basis starts with it.
+tile::BoundContraction pin_single_valued(const tile::BoundContraction &c);
+
 }  // namespace tessera::compiler

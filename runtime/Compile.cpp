@@ -5,6 +5,7 @@
 
 #include "runtime/Backend.h"
 #include "runtime/BinaryStore.h"
+#include "runtime/Constants.h"
 #include "runtime/ExecutableImpl.h"
 #include "runtime/KernelCache.h"
 #include "runtime/OnlineTuner.h"
@@ -84,9 +85,12 @@ void check_fits(const tile::BoundProgram &program, const DeviceInfo &device) {
 
 }  // namespace
 
-std::unique_ptr<Executable> compile(const tile::BoundProgram &program, Backend &backend,
+std::unique_ptr<Executable> compile(const tile::BoundProgram &given, Backend &backend,
                                     const CompileOptions &options) {
   const auto start = Clock::now();
+  std::optional<FoldedProgram> folded;
+  if (!options.constants.empty()) folded = fold_constants(given, options.constants);
+  const tile::BoundProgram &program = folded ? folded->program : given;
   check_fits(program, backend.info());
   CacheUse cache(backend, options);
   CompileReport report;
@@ -110,6 +114,11 @@ std::unique_ptr<Executable> compile(const tile::BoundProgram &program, Backend &
   auto impl = std::make_unique<Executable::Impl>(backend, program, std::move(lowered),
                                                  std::move(built), std::move(report));
   impl->tuner = std::move(tuner);
+  if (folded) {
+    impl->report.constants_folded = folded->folded_statements;
+    impl->report.epilogues_folded = folded->folded_epilogues;
+    impl->set_constants(folded->constants, options.constants);
+  }
   impl->report.compile_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return std::make_unique<Executable>(std::move(impl));
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "runtime/CompileReport.h"
+#include "runtime/HostTensor.h"
 
 namespace tessera {
 
@@ -41,6 +42,9 @@ struct CompileOptions {
   bool retune = false;                    // time kernels the cache already has (full only)
   std::optional<double> online_share;     // default: TESSERA_TUNE_SHARE, else 0.2
   std::function<void(const TuneProgress &)> progress;
+  /// Inputs whose values are fixed at compile time (inference weights, runtime/Constants.h): the
+  /// executable keeps them on the device and its runs take the other inputs only.
+  TensorMap constants;
   std::shared_ptr<OnlineTunerHooks> online_hooks;  // tests only: see OnlineTuner.h
 };
 

@@ -25,6 +25,8 @@ struct CompileReport {
   int tuning_trials = 0;
   double tune_seconds = 0;
   double compile_seconds = 0;  // the whole compile, tuning included
+  int constants_folded = 0;    // statements evaluated at compile time (CompileOptions::constants)
+  int epilogues_folded = 0;    // affine epilogues folded into constant weights
 };
 
 /// Progress of tuning a program (the `tessera tune` progress bar): a trial of kernel `index` of

@@ -124,16 +124,32 @@ std::shared_ptr<DeviceBuffer> Executable::Impl::own_output(const std::string &na
 void Executable::Impl::check_device_inputs(const DeviceTensorMap &inputs) const {
   for (const auto &[name, t] : inputs)
     if (!t.defined()) throw tile::Error("error: input '" + name + "' is an empty device tensor");
-  check_inputs(program, inputs);
+  check_inputs(program, inputs, constant_names);
   for (const auto &[name, type] : program.inputs)
-    if (&inputs.at(name).buffer()->backend() != &backend)
+    if (!constant_names.count(name) && &inputs.at(name).buffer()->backend() != &backend)
       throw tile::Error("error: input '" + name + "' lives on " + inputs.at(name).device() +
                         ", not on " + backend.info().name);
 }
 
-DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &inputs,
+void Executable::Impl::set_constants(const TensorMap &values, const TensorMap &given) {
+  for (const auto &[name, value] : given) constant_names.insert(name);
+  for (const auto &[name, value] : values) {
+    auto buffer = backend.allocate(std::max<size_t>(value.bytes(), 1));
+    if (value.bytes() > 0) backend.write(*buffer, value.data(), value.bytes());
+    constants[name] = DeviceTensor(value.type(), buffer);
+    constant_names.insert(name);
+  }
+}
+
+DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &given,
                                              const DeviceTensorMap &outputs) {
-  check_device_inputs(inputs);
+  check_device_inputs(given);
+  DeviceTensorMap with_constants;
+  if (!constants.empty()) {
+    with_constants = given;
+    with_constants.insert(constants.begin(), constants.end());
+  }
+  const DeviceTensorMap &inputs = constants.empty() ? given : with_constants;
   for (const auto &[name, t] : outputs)
     if (!output_names.count(name))
       throw tile::Error("error: '" + name + "' is not an output of the program");
@@ -310,9 +326,10 @@ void Executable::Impl::run_host_step(const std::string &name,
 // Host tensors in and out: used in place where the device's kernels read host memory (the CPU),
 // else copied to buffers of the executable's own.
 TensorMap Executable::Impl::run_host(const TensorMap &inputs) {
-  check_inputs(program, inputs);
+  check_inputs(program, inputs, constant_names);
   DeviceTensorMap on_device, bound;
   for (const auto &[name, type] : program.inputs) {
+    if (constant_names.count(name)) continue;
     const HostTensor &h = inputs.at(name);
     // Kernels never write inputs, so the host's memory may be read in place.
     std::shared_ptr<DeviceBuffer> b =
@@ -337,7 +354,7 @@ TensorMap Executable::Impl::run_host(const TensorMap &inputs) {
   DeviceTensorMap result = run_locked(on_device, bound);
   for (const auto &[name, type] : program.outputs) {
     if (input_names.count(name)) {
-      out[name] = inputs.at(name);
+      out[name] = constant_names.count(name) ? constants.at(name).read() : inputs.at(name);
       continue;
     }
     HostTensor &h = out[name];

@@ -57,6 +57,14 @@ struct Executable::Impl {
   std::map<std::string, std::shared_ptr<DeviceBuffer>> temp_buffers;
   std::map<std::string, std::shared_ptr<DeviceBuffer>> own_outputs;
   std::map<std::string, std::shared_ptr<DeviceBuffer>> staged_inputs;  // host inputs copied in
+  DeviceTensorMap constants;  // the program's inputs fixed at compile time, on the device
+  /// Those and the inputs of the program as given that were constants (folded away since): a run
+  /// gives none of them.
+  std::set<std::string> constant_names;
+
+  /// Uploads the values of the inputs fixed at compile time; `given` names the constants of the
+  /// program as it was given.
+  void set_constants(const TensorMap &values, const TensorMap &given);
 
   std::vector<std::string> step_uses(const compiler::Step &s) const;
   void plan_memory();

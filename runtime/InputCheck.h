@@ -2,6 +2,7 @@
 // program is given, with the type the program was bound to.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "tile/Bind.h"
@@ -10,10 +11,17 @@
 namespace tessera {
 
 /// Throws tile::Error unless `inputs` (host or device tensors by name) holds every input of
-/// `program` with its bound type.
+/// `program` with its bound type, but for the `constants` the executable holds, which it must not
+/// hold.
 template <class TensorsByName>
-void check_inputs(const tile::BoundProgram &program, const TensorsByName &inputs) {
+void check_inputs(const tile::BoundProgram &program, const TensorsByName &inputs,
+                  const std::set<std::string> &constants = {}) {
+  for (const auto &name : constants)
+    if (inputs.count(name))
+      throw tile::Error("error: input '" + name +
+                        "' was compiled as a constant; a run cannot give it another value");
   for (const auto &[name, type] : program.inputs) {
+    if (constants.count(name)) continue;
     auto it = inputs.find(name);
     if (it == inputs.end()) throw tile::Error("error: no value for input '" + name + "'");
     if (it->second.type() != type)

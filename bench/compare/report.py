@@ -54,8 +54,11 @@ def write(data, out, stem):
              f"- load average at the start of the last run: {', '.join(f'{x:.2f}' for x in m['load_average'])}"
              " (a shared machine: medians, not means)", "", "## Runs", ""]
     for i, run in enumerate(data["runs"], 1):
+        weights = {"const": "weights compiled in", "inputs": "weights as run inputs"}.get(
+            run.get("tessera_weights", "inputs"))
         lines.append(f"- run {i}, {run['date']}: `{run['command']}` (TESSERA_TUNE {run['tessera_tune']}; "
-                     f"tessera binary {run.get('tessera_bin', '?')}, Python {run.get('tessera_python', '?')})")
+                     f"{weights}; tessera binary {run.get('tessera_bin', '?')}, "
+                     f"Python {run.get('tessera_python', '?')})")
     versions = {}
     for r in rows:
         if r.get("version"):

@@ -68,7 +68,7 @@ def engine_command(engine, model_dir, args):
         device = engine[len("tessera-"):]
         device = {"opencl": "opencl:0", "vulkan": "vulkan:0"}.get(device, device)
         return [tessera_python(), HERE / "worker_tessera.py", model_dir, "--device", device,
-                "--tune-seconds", str(args.tessera_tune_seconds)]
+                "--tune-seconds", str(args.tessera_tune_seconds), "--weights", args.tessera_weights]
     raise SystemExit(f"unknown engine {engine!r}")
 
 
@@ -242,6 +242,10 @@ def main():
                         "off; default full: every kernel tuned while compiling), or per engine: cpu=full,opencl=off,vulkan=off")
     p.add_argument("--tessera-tune-seconds", type=float, default=0.0,
                    help="bound on a Tessera program's tuning time (0: none)")
+    # const, as ONNX Runtime and OpenVINO take a model's weights: known when the session is made.
+    p.add_argument("--tessera-weights", choices=["const", "inputs"], default="const",
+                   help="const (default): the weights are compiled in (batch norm folded into the "
+                        "convolutions); inputs: they are run inputs, as in training")
     p.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "compare")
     p.add_argument("--cache", type=pathlib.Path, default=REPO / "build" / "compare-cache.db")
     p.add_argument("--out", type=pathlib.Path, default=REPO / "bench" / "results")
@@ -261,7 +265,8 @@ def main():
            "tessera_devices": tessera_devices(),
            "tessera_python": tessera_python(),
            "tessera_tune": (args.tessera_tune or os.environ.get("TESSERA_TUNE", "online (default)"))
-           + (f", at most {args.tessera_tune_seconds:g} s a program" if args.tessera_tune_seconds else "")}
+           + (f", at most {args.tessera_tune_seconds:g} s a program" if args.tessera_tune_seconds else ""),
+           "tessera_weights": args.tessera_weights}
     results = []
     engines = args.engines.split(",")
     for model_name in args.models.split(","):

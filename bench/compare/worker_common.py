@@ -33,6 +33,7 @@ def serve(make_engine):
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--mode", default="")
     parser.add_argument("--tune-seconds", type=float, default=0.0)
+    parser.add_argument("--weights", choices=["const", "inputs"], default="const")
     args = parser.parse_args()
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)                      # the libraries' prints (and C++ ones) go to stderr

@@ -1,7 +1,8 @@
 """Tessera worker (the project venv, `tessera` Python module): compiles DIR/MODEL.tile, the program
 `tessera bench MODEL --emit-tile DIR` wrote, for one device (--device cpu, opencl:0, vulkan:0).
-The weights are uploaded once and stay on the device; an iteration writes X into its device tensor,
-runs, and reads Y back. Schedules come from the kernel cache ($TESSERA_CACHE; run.py sets
+The weights are compiled in as constants (--weights const, the default: batch norm folded into the
+convolutions, as ONNX Runtime and OpenVINO fold it) or uploaded once as inputs that stay on the
+device (--weights inputs); an iteration writes X into its device tensor, runs, and reads Y back. Schedules come from the kernel cache ($TESSERA_CACHE; run.py sets
 build/compare-cache.db), tuned online the first time. See worker_common.py for the protocol."""
 import json
 
@@ -25,11 +26,15 @@ class TesseraEngine:
         out = _native.call_tile(text, ph, str(model.tile_path))["Y"]
         program = _native.build([("Y", out)], [ph[n] for n in in_names])
         self.device = ts.Device(args.device)
-        # tune_seconds bounds the tuning of the whole program (0: each new kernel ~1 s).
-        self.exe = self.device.compile(program, tune_seconds=args.tune_seconds)
-        arrays = program_inputs(model, in_names)
+        arrays = {n: np.ascontiguousarray(a) for n, a in program_inputs(model, in_names).items()}
         self.x_name = model.inputs[0]["name"] if model.inputs[0]["name"] in in_names else in_names[0]
-        self.inputs = {n: self.device.upload(np.ascontiguousarray(a)) for n, a in arrays.items()}
+        constants = {}
+        if args.weights == "const":
+            constants = {n: a for n, a in arrays.items() if n != self.x_name}
+            arrays = {self.x_name: arrays[self.x_name]}
+        # tune_seconds bounds the tuning of the whole program (0: each new kernel ~1 s).
+        self.exe = self.device.compile(program, tune_seconds=args.tune_seconds, constants=constants)
+        self.inputs = {n: self.device.upload(a) for n, a in arrays.items()}
 
     def infer(self, x):
         self.inputs[self.x_name].write(x)

@@ -136,8 +136,11 @@ nlohmann::json row_json(const Row &row, bool train, double peak) {
 void print_table(const BenchOptions &o, const std::string &device, const std::vector<Row> &rows,
                  double peak) {
   std::printf("%s %s on %s, %d stream%s, %d passes each after %d warm-up\n", o.model.c_str(),
-              o.train ? "training step" : "inference", device.c_str(), o.config.streams,
-              o.config.streams == 1 ? "" : "s", o.config.iterations, o.config.warmup);
+              o.train                     ? "training step"
+              : o.config.constant_weights ? "inference (constant weights)"
+                                          : "inference",
+              device.c_str(), o.config.streams, o.config.streams == 1 ? "" : "s",
+              o.config.iterations, o.config.warmup);
   std::printf("%6s %13s %15s %8s %10s %9s %9s %10s %9s %7s\n", "batch", "cold compile",
               "cached compile", "kernels", "median ms", "p90 ms", "mean ms", "items/s",
               o.train ? "" : "GFLOP/s", o.train || peak == 0 ? "" : "% peak");
@@ -175,6 +178,8 @@ models::Model build(const BenchOptions &o) {
 void bench(BenchOptions o) {
   for (int64_t b : o.batches)
     if (b < 1) fail("--batch: sizes must be positive, got " + std::to_string(b));
+  if (o.train && o.config.constant_weights)
+    fail("--const-weights is for inference: a training step updates its weights");
   if (o.train && o.config.streams > 1)
     fail("--train runs one stream: the steps of a training job update the same weights in turn");
   o.config.policy = policy_of(o.tune);
@@ -220,6 +225,7 @@ void bench(BenchOptions o) {
                         {"device", device},
                         {"device_description", info.description},
                         {"train", o.train},
+                        {"constant_weights", o.config.constant_weights},
                         {"streams", o.config.streams},
                         {"iterations", o.config.iterations},
                         {"warmup", o.config.warmup},
@@ -251,6 +257,9 @@ void add_bench_command(CLI::App &app) {
   cmd->add_flag(
       "--train", o->train,
       "Time a training step: forward, gradient, SGD update of weights kept on the device");
+  cmd->add_flag("--const-weights", o->config.constant_weights,
+                "Inference with the weights compiled in as constants (batch norm folded into the "
+                "convolutions, as ONNX Runtime and OpenVINO do); only the image is a run's input");
   cmd->add_option("--lr", o->learning_rate, "The training step's learning rate (default 0.01)");
   cmd->add_option("--streams", o->config.streams, "Passes in flight at once, one thread each")
       ->check(CLI::PositiveNumber);

@@ -70,6 +70,11 @@ BenchResult run_bench(const BenchProgram &program, const BenchConfig &config,
   CompileOptions options;
   options.policy = config.policy;
   options.cache_path = scratch ? scratch->path() : config.cache_path;
+  // The image (X) and the labels (L) are the passes' inputs; the rest are weights.
+  auto per_pass = [](const std::string &name) { return name == "X" || name == "L"; };
+  if (config.constant_weights)
+    for (const auto &[name, value] : program.inputs)
+      if (!per_pass(name)) options.constants[name] = value;
 
   BenchResult r;
   progress("cold compile");
@@ -90,12 +95,13 @@ BenchResult run_bench(const BenchProgram &program, const BenchConfig &config,
 
   progress("upload");
   DeviceTensorMap shared;
-  for (const auto &[name, value] : program.inputs) shared.emplace(name, device->upload(value));
+  for (const auto &[name, value] : program.inputs)
+    if (!options.constants.count(name)) shared.emplace(name, device->upload(value));
   for (Stream &s : streams) {
     s.inputs = shared;
     // Streams infer on their own copy of the image; training (one stream) updates the weights.
     for (const auto &[name, value] : program.inputs)
-      if (name == "X" || name == "L") s.inputs[name] = device->upload(value);
+      if (per_pass(name)) s.inputs[name] = device->upload(value);
     for (const auto &[output, weight] : program.updates) s.outputs[output] = shared.at(weight);
   }
 

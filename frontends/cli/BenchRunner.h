@@ -22,6 +22,7 @@ struct BenchConfig {
   double warmup_seconds = 1.0;
   std::optional<TunePolicy> policy;  // unset: TESSERA_TUNE, else online
   std::string cache_path;            // the kernel cache; "" = a fresh one, deleted afterwards
+  bool constant_weights = false;     // inference: every input but the image compiled as a constant
 };
 
 struct BenchResult {

@@ -42,11 +42,14 @@ struct RunOptions {
   std::string spec;
   std::optional<uint64_t> seed;
   int repeat = 1;
+  std::vector<std::string> constants;         // inputs compiled as constants
+  std::vector<std::string> constants_except;  // or: every input but these
 };
 
 /// What `--stats` writes: the compile and the runs.
 struct RunStats {
   int kernels = 0;
+  int constants_folded = 0, epilogues_folded = 0;
   int cache_hits = 0;
   int cache_misses = 0;
   int tuning_trials = 0;
@@ -154,10 +157,16 @@ nlohmann::json online_json(const OnlineReport &r) {
 
 nlohmann::json stats_json(const RunStats &stats, const OnlineReport &online,
                           const std::string &device) {
-  return {{"kernels", stats.kernels},           {"cache_hits", stats.cache_hits},
-          {"cache_misses", stats.cache_misses}, {"tuning_trials", stats.tuning_trials},
-          {"tune_seconds", stats.tune_seconds}, {"compile_seconds", stats.compile_seconds},
-          {"run_seconds", stats.run_seconds},   {"device", device},
+  return {{"kernels", stats.kernels},
+          {"constants_folded", stats.constants_folded},
+          {"epilogues_folded", stats.epilogues_folded},
+          {"cache_hits", stats.cache_hits},
+          {"cache_misses", stats.cache_misses},
+          {"tuning_trials", stats.tuning_trials},
+          {"tune_seconds", stats.tune_seconds},
+          {"compile_seconds", stats.compile_seconds},
+          {"run_seconds", stats.run_seconds},
+          {"device", device},
           {"online", online_json(online)}};
 }
 
@@ -238,6 +247,25 @@ std::string profile_summary(const std::vector<ProfiledStep> &steps, double run_s
   return line;
 }
 
+/// The inputs `--const` / `--const-except` name, moved out of `inputs`.
+TensorMap take_constants(const RunOptions &options, const tile::BoundProgram &bound,
+                         TensorMap &inputs) {
+  std::set<std::string> names;
+  for (const auto &n : options.constants) names.insert(n);
+  std::set<std::string> except(options.constants_except.begin(), options.constants_except.end());
+  for (const auto &[name, type] : bound.inputs)
+    if (!options.constants_except.empty() && !except.erase(name)) names.insert(name);
+  for (const auto &n : except) fail("--const-except names '" + n + "', which is not an input");
+  TensorMap constants;
+  for (const auto &n : names) {
+    auto it = inputs.find(n);
+    if (it == inputs.end()) fail("--const names '" + n + "', which is not an input");
+    constants[n] = std::move(it->second);
+    inputs.erase(it);
+  }
+  return constants;
+}
+
 void run(const RunOptions &options) {
   tile::Program program = tile::parse_program(tile::read_source_file(options.program));
   DeviceRegistry registry = builtin_devices();
@@ -255,11 +283,14 @@ void run(const RunOptions &options) {
   TuneProgressBar progress(TuneBudget{}.max_trials, false);
   CompileOptions compile_options;
   compile_options.progress = [&](const TuneProgress &p) { progress(p); };
+  compile_options.constants = take_constants(options, bound, inputs);
   std::unique_ptr<Executable> executable = device->compile(bound, compile_options);
   progress.finish();
   stats.compile_seconds = seconds_since(start);
   stats.kernels = executable->kernel_count();
   const CompileReport &report = executable->report();
+  stats.constants_folded = report.constants_folded;
+  stats.epilogues_folded = report.epilogues_folded;
   stats.cache_hits = report.cache_hits;
   stats.cache_misses = report.cache_misses;
   stats.tuning_trials = report.tuning_trials;
@@ -330,6 +361,15 @@ void add_run_command(CLI::App &app) {
       ->needs(spec);
   cmd->add_option("--repeat", options->repeat, "Run this many times after compiling (median time)")
       ->check(CLI::PositiveNumber);
+  CLI::Option *constants =
+      cmd->add_option("--const", options->constants,
+                      "Inputs whose values are compiled in (inference weights): what depends on "
+                      "them alone is computed once, batch norm is folded into the weights")
+          ->delimiter(',');
+  cmd->add_option("--const-except", options->constants_except,
+                  "Compile every input as a constant but these (e.g. --const-except X)")
+      ->delimiter(',')
+      ->excludes(constants);
   cmd->callback([options] { run(*options); });
 }
 

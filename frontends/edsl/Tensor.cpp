@@ -180,10 +180,11 @@ Function build(const std::vector<std::pair<std::string, Tensor>> &outputs,
   return fn;
 }
 
-std::unique_ptr<Executable> compile(const Function &fn, const std::string &device) {
+std::unique_ptr<Executable> compile(const Function &fn, const std::string &device,
+                                    const CompileOptions &options) {
   DeviceRegistry registry = builtin_devices();
   std::unique_ptr<Device> dev = registry.create(device.empty() ? registry.default_name() : device);
-  return dev->compile(tile::bind(fn.program, fn.input_types));
+  return dev->compile(tile::bind(fn.program, fn.input_types), options);
 }
 
 }  // namespace tessera

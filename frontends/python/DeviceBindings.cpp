@@ -166,18 +166,25 @@ void bind_devices(py::module_ &m) {
       .def(
           "compile",
           [](PyDevice &d, const Function &fn, const std::optional<std::string> &tune,
-             double tune_seconds) {
+             double tune_seconds, const py::dict &constants) {
             CompileOptions options;
             if (tune) options.policy = parse_policy(*tune);
             options.total_seconds = tune_seconds;
+            for (auto [k, v] : constants) {
+              std::string name = to_name(k, "a constant's name");
+              options.constants.emplace(name, to_host(v, "constant '" + name + "'"));
+            }
             tile::BoundProgram bound = tile::bind(fn.program, fn.input_types);
             py::gil_scoped_release release;
             return std::shared_ptr<Executable>(d.device->compile(bound, options));
           },
           py::arg("function"), py::arg("tune") = py::none(), py::arg("tune_seconds") = 0.0,
+          py::arg("constants") = py::dict(),
           "Compiles for this device. tune: 'online' (hot kernels tuned between runs), 'full' "
           "(every kernel the cache lacks tuned now), 'cached' or 'off' (default: $TESSERA_TUNE, "
-          "else online); tune_seconds: the tuning time for the whole program (0: no limit).");
+          "else online); tune_seconds: the tuning time for the whole program (0: no limit); "
+          "constants: {input name: array} compiled in (inference weights: batch norm folded into "
+          "the convolutions), which runs then leave out.");
 }
 
 }  // namespace tessera::python

@@ -257,7 +257,9 @@ struct Function {
 Function build(const std::vector<std::pair<std::string, Tensor>> &outputs,
                const std::vector<Tensor> &inputs = {});
 
-/// Binds `fn` to its input types and compiles it for `device` ("" = the default device).
-std::unique_ptr<Executable> compile(const Function &fn, const std::string &device = "");
+/// Binds `fn` to its input types and compiles it for `device` ("" = the default device), with
+/// `options` (CompileOptions::constants: inputs whose values are compiled in, for inference).
+std::unique_ptr<Executable> compile(const Function &fn, const std::string &device = "",
+                                    const CompileOptions &options = {});
 
 }  // namespace tessera

@@ -31,6 +31,15 @@ def test_times_each_batch_size_and_writes_json(tessera, tmp_path):
     assert [row[0] for row in rows] == ["1", "2"]
 
 
+def test_constant_weights(tessera, tmp_path):
+    out = tmp_path / "c.json"
+    proc = tessera("bench", "small_resnet", "--const-weights", "--iterations", "2", "--warmup", "1",
+                   "--json", out, *SMALL)
+    assert "inference (constant weights)" in proc.stdout
+    report = json.loads(out.read_text())
+    assert report["constant_weights"] and report["results"][0]["passes"] == 2
+
+
 def test_training_step_and_streams(tessera, tmp_path):
     out = tmp_path / "t.json"
     tessera("bench", "small_resnet", "--train", "--iterations", "2", "--warmup", "1", "--json", out,
@@ -57,6 +66,13 @@ def test_emitted_program_runs_with_its_weights(tessera, tmp_path):
     y = np.load(tmp_path / "o" / "Y.npy")
     assert y.shape == (2, 10) and np.isfinite(y).all()
     np.testing.assert_allclose(y.sum(axis=1), 1, rtol=1e-5)
+    # With the weights compiled in (batch norm folded into the convolutions): the same outputs
+    # up to rounding, and fewer statements left to run.
+    tessera("run", d / "small_resnet.tile", *args, "--const-except", "X", "--out-dir",
+            tmp_path / "oc", "--stats", tmp_path / "stats.json")
+    np.testing.assert_allclose(np.load(tmp_path / "oc" / "Y.npy"), y, rtol=1e-4, atol=1e-6)
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["epilogues_folded"] > 0 and stats["constants_folded"] > 0
     # The spec alone runs it too (random weights), as `tessera tune` takes it.
     tessera("run", d / "small_resnet.tile", "--spec", d / "small_resnet.spec.json", "--random", "1",
             "--out-dir", tmp_path / "o2")
@@ -66,6 +82,7 @@ def test_emitted_program_runs_with_its_weights(tessera, tmp_path):
     (["nomodel"], "unknown model 'nomodel' (known: resnet50, "),
     (["small_resnet", "--batch", "0"], "--batch: sizes must be positive"),
     (["small_resnet", "--train", "--streams", "2"], "--train runs one stream"),
+    (["small_resnet", "--train", "--const-weights"], "--const-weights is for inference"),
     (["small_resnet", "--batch", "1,2", "--emit-tile", "d"], "give one --batch"),
     (["small_resnet", "--tune", "bogus"], "unknown policy 'bogus'"),
     (["inception_v3", "--image-size", "20"], "inception_v3: the input is too small"),

@@ -107,10 +107,13 @@ def test_toy_graphs_evaluate(tmp_path):
     assert np.array_equal(env[bert.nodes[0]["output"]][0, 0], bert.weights["tok_emb"][bert.sample_input()[0, 0]])
 
 
-def test_tessera_worker_answers_with_the_graphs_output(tmp_path):
-    """The Tessera worker (weights uploaded once, X written each run) on a graph with its Tile program."""
+@pytest.mark.parametrize("weights", ["const", "inputs"])
+def test_tessera_worker_answers_with_the_graphs_output(tmp_path, weights):
+    """The Tessera worker (weights compiled in or uploaded once, X written each run) on a graph with its
+    Tile program."""
     d = toy_models.toy_mlp(tmp_path)
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "compare" / "worker_tessera.py"), str(d), "--device", "cpu"],
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "compare" / "worker_tessera.py"), str(d),
+                           "--device", "cpu", "--weights", weights],
                           input=json.dumps({"cmd": "run", "iterations": 3}) + "\n"
                           + json.dumps({"cmd": "output", "path": str(tmp_path / "y.npy")}) + "\n",
                           capture_output=True, text=True, timeout=600, cwd=ROOT / "bench" / "compare")

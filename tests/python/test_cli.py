@@ -183,8 +183,9 @@ def test_stats_has_every_key(tessera, tmp_path):
     tessera("run", prog, "--spec", matmul_spec(tmp_path), "--random", 1, "--repeat", 3,
             "--stats", tmp_path / "stats.json", "--device", "interp", cwd=tmp_path)
     stats = json.loads((tmp_path / "stats.json").read_text())
-    assert set(stats) == {"kernels", "cache_hits", "cache_misses", "tuning_trials", "tune_seconds",
-                          "compile_seconds", "run_seconds", "device", "online"}
+    assert set(stats) == {"kernels", "constants_folded", "epilogues_folded", "cache_hits",
+                          "cache_misses", "tuning_trials", "tune_seconds", "compile_seconds",
+                          "run_seconds", "device", "online"}
     assert stats["device"] == "interp"
     # interp runs no kernels, so nothing is tuned between its runs
     assert stats["online"] == {"runs": 0, "run_seconds": 0, "tune_seconds": 0, "trials": 0, "kernels": [],
@@ -384,6 +385,16 @@ def test_spec_without_random_needs_every_input(bad_run, tmp_path):
     err = bad_run(MATMUL, "--spec", "spec.json", "--in", save(tmp_path, "a.npy", rand((3, 5))))
     assert one_line(err) == ("tessera: error: no data for input 'B': pass --in B=FILE.npy, or "
                              "--random SEED to fill it with random values")
+
+
+def test_const_names_an_input(bad_run, tmp_path):
+    a, b = save(tmp_path, "a.npy", rand((2, 3))), save(tmp_path, "b.npy", rand((3, 2)))
+    assert one_line(bad_run(MATMUL, "--in", a, "--in", b, "--const", "B,Q")) == \
+        "tessera: error: --const names 'Q', which is not an input"
+    assert one_line(bad_run(MATMUL, "--in", a, "--in", b, "--const-except", "Z")) == \
+        "tessera: error: --const-except names 'Z', which is not an input"
+    err = bad_run(MATMUL, "--in", a, "--in", b, "--const", "A", "--const-except", "B")
+    assert "excludes" in err
 
 
 def test_random_needs_spec(bad_run):

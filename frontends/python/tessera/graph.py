@@ -740,21 +740,22 @@ class _Compiled:
         self.feeds = ctx.feeds
         self.device = device
         self.exe = None
+        # Constants are compiled in: what depends on them alone is computed once, and per-channel
+        # arithmetic after a contraction with constant weights is folded into those weights.
+        constants = {name: _contiguous(source[1]) for name, _, source in self.feeds
+                     if isinstance(source, tuple)}
         if named:
             fn = _native.build(named, [ph for _, ph, _ in self.feeds])
-            self.exe = device.compile(fn, **_compile_options)
+            self.exe = device.compile(fn, constants=constants, **_compile_options)
             _count_compile(self.exe.report)
             _compiled_alive.add(self)
-        self.consts = {}
 
     def run(self, feed_values):
         inputs = {}
         for name, ph, source in self.feeds:
-            if isinstance(source, tuple):  # a constant: uploaded once
-                if name not in self.consts:
-                    self.consts[name] = self.device.upload(_contiguous(source[1]))
-                inputs[name] = self.consts[name]
-            elif isinstance(source, VariableNode):
+            if isinstance(source, tuple):  # a constant: the executable holds it
+                continue
+            if isinstance(source, VariableNode):
                 inputs[name] = source.var.device_tensor
             elif isinstance(source, RandomNode):
                 inputs[name] = self.device.upload(source.sample(ph.shape))

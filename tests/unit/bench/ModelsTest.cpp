@@ -86,11 +86,15 @@ bool has_device(const std::string &name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-HostTensor run(const Model &m, const std::string &device) {
+// With `constant_weights`, the weights are compiled in (inference: batch norm folded into the
+// convolutions) and X is the run's only input.
+HostTensor run(const Model &m, const std::string &device, bool constant_weights = false) {
   Function fn = build({{"Y", m.output}}, m.inputs());
   TensorMap in = m.weight_values();
+  CompileOptions options;
+  if (constant_weights) std::swap(options.constants, in);
   in["X"] = m.sample_input;
-  return compile(fn, device)->run(in).at("Y");
+  return compile(fn, device, options)->run(in).at("Y");
 }
 
 void expect_near(const HostTensor &ref, const HostTensor &got, const std::string &device) {
@@ -150,6 +154,7 @@ TEST_P(ModelZoo, GraphMatchesAndDevicesAgreeWithInterp) {
     }
     auto start = std::chrono::steady_clock::now();
     expect_near(ref, run(m, device), device);
+    expect_near(ref, run(m, device, true), device + " with constant weights");
     std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
     std::cout << c.model << " on " << device << ": " << seconds.count() << " s\n";
   }
