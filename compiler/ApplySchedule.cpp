@@ -509,7 +509,13 @@ Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
     });
   }
   std::vector<ContractionNest> regions = split_borders(n);
-  if (regions.size() == 1) return apply_region(n, schedule, true);
+  if (regions.size() == 1) {
+    // No borders, but a row tile that does not divide its extent (Inception's 71 and 147 rows by
+    // 6) is peeled all the same: its tail guard would sit in the reduction loop of every tile.
+    std::vector<Stmt> parts;
+    peel_tails(n, schedule, parts, true);
+    return parts.size() == 1 ? parts[0] : Block::make(parts);
+  }
   if (auto shared = apply_shared_panel(n, schedule)) return *shared;
   return Block::make(apply_regions(regions, schedule, true));
 }

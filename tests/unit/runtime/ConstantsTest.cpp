@@ -52,7 +52,7 @@ struct ConvBn {
 
 ConvBn conv_bn() {
   std::map<std::string, TensorType> types = {
-      {"I", f32({1, 5, 6, 3})}, {"K", f32({3, 3, 3, 8})}, {"B", f32({8})}, {"M", f32({8})},
+      {"I", f32({1, 5, 6, 3})}, {"K", f32({3, 3, 3, 8})}, {"B", f32({8})},    {"M", f32({8})},
       {"V", f32({8})},          {"G", f32({8})},          {"BETA", f32({8})}, {"K2", f32({8, 4})}};
   ConvBn c{tile::bind(tile::parse_program(kConvBn), types), {}, {}};
   std::mt19937 rng(7);
@@ -139,12 +139,15 @@ std::string error_of(F f) {
 
 TEST(Constants, ErrorsNameTheInput) {
   ConvBn c = conv_bn();
-  EXPECT_NE(error_of([&] { fold_constants(c.program, {{"Nope", HostTensor(f32({8}))}}); })
+  EXPECT_NE(error_of([&] {
+              fold_constants(c.program, {{"Nope", HostTensor(f32({8}))}});
+            })
                 .find("constant 'Nope' is not an input of the program (its inputs: I, K, B, M, "
                       "V, G, BETA, K2)"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { fold_constants(c.program, {{"B", HostTensor(f32({9}))}}); })
-                .find("constant 'B' is float32[9] but the program declares float32[8]"),
+  EXPECT_NE(error_of([&] {
+              fold_constants(c.program, {{"B", HostTensor(f32({9}))}});
+            }).find("constant 'B' is float32[9] but the program declares float32[8]"),
             std::string::npos);
   // A run that gives a constant a value is refused; one that omits a run input too.
   CompileOptions options;
@@ -153,8 +156,9 @@ TEST(Constants, ErrorsNameTheInput) {
   auto exe = builtin_devices().create("cpu")->compile(c.program, options);
   TensorMap with_weight = c.image;
   with_weight["K"] = c.weights.at("K");
-  EXPECT_NE(error_of([&] { exe->run(with_weight); })
-                .find("input 'K' was compiled as a constant; a run cannot give it another value"),
+  EXPECT_NE(error_of([&] {
+              exe->run(with_weight);
+            }).find("input 'K' was compiled as a constant; a run cannot give it another value"),
             std::string::npos);
   EXPECT_NE(error_of([&] { exe->run({}); }).find("no value for input 'I'"), std::string::npos);
 }
