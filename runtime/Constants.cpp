@@ -98,14 +98,12 @@ class EpilogueFolder {
 
   // The per-channel values of a constant operand broadcast against a tensor of `shape` along
   // dimension `d` only (a literal, a [C] or [1, 1, 1, C] tensor), else nothing.
-  std::optional<std::vector<double>> per_channel(const BoundExpr &e,
-                                                 const std::vector<int64_t> &shape,
-                                                 size_t d) const {
+  std::optional<std::vector<double>>
+  per_channel(const BoundExpr &e, const std::vector<int64_t> &shape, size_t d) const {
     const int64_t channels = shape[d];
     if (e.kind == Expr::Kind::Int || e.kind == Expr::Kind::Float)
-      return std::vector<double>(channels, e.kind == Expr::Kind::Int
-                                               ? static_cast<double>(e.int_value)
-                                               : e.float_value);
+      return std::vector<double>(
+          channels, e.kind == Expr::Kind::Int ? static_cast<double>(e.int_value) : e.float_value);
     if (e.kind != Expr::Kind::Ref) return std::nullopt;
     auto it = known_.find(e.name);
     if (it == known_.end() || it->second.dtype() != DType::Float32) return std::nullopt;
@@ -123,8 +121,7 @@ class EpilogueFolder {
   // Extends `f` by statement `s` = op(cur, k) or op(k, cur); false when `s` is not such a step.
   bool extend(ChannelAffine &f, const BoundStatement &s, const std::string &cur,
               const std::vector<int64_t> &shape, size_t d) const {
-    if (s.is_contraction() || s.type.dtype != DType::Float32 || s.type.shape != shape)
-      return false;
+    if (s.is_contraction() || s.type.dtype != DType::Float32 || s.type.shape != shape) return false;
     const BoundExpr &e = *s.expr();
     if (e.kind != Expr::Kind::Call || e.args.size() != 2) return false;
     auto is_cur = [&](const BoundExpr &a) {

@@ -52,6 +52,20 @@ std::string conv(int64_t out, int64_t stride, int64_t dilation, int64_t pad) {
          p + ", ci] * K[i, j, ci, co]); }";
 }
 
+// Forces on conv()'s nest (n, x, y, co, i, j, ci) a tile of `rows` rows (x) by two vectors of 16
+// output channels, with the loops in `order`.
+LowerOptions rows_of_two_vectors(int64_t rows, std::vector<int> order) {
+  LowerOptions options;
+  options.choose = [rows, order](const ContractionNest &, const Kernel &, const Schedule &model) {
+    Schedule s = model;
+    s.tile_sizes = {1, rows, 1, 32, 1, 1, 1};
+    s.vector_index = 3, s.vector_width = 16, s.unroll = 2;
+    s.loop_order = order;
+    return s;
+  };
+  return options;
+}
+
 class Count : public IRVisitor {
  public:
   int parallel = 0, ifs = 0;
@@ -138,15 +152,7 @@ TEST(SplitBorders, BorderStripsAreRowBlockedAndTailsPeeled) {
   auto text = conv(14, 1, 1, 1);
   std::map<std::string, TensorType> in = {{"I", f32({1, 14, 14, 8})}, {"K", f32({3, 3, 8, 64})}};
   auto bound = tile::bind(tile::parse_program(text), in);
-  LowerOptions options;
-  options.choose = [](const ContractionNest &, const Kernel &, const Schedule &model) {
-    Schedule s = model;
-    s.tile_sizes = {1, 5, 1, 32, 1, 1, 1};
-    s.vector_index = 3, s.vector_width = 16, s.unroll = 2;
-    s.loop_order = {2, 3, 0, 1, 4, 5, 6};
-    return s;
-  };
-  LoweredProgram lowered = lower(bound, avx512(), options);
+  LoweredProgram lowered = lower(bound, avx512(), rows_of_two_vectors(5, {2, 3, 0, 1, 4, 5, 6}));
   Count c;
   c.visit_stmt(lowered.steps[0].kernel.body);
   EXPECT_EQ(c.ifs, 0) << print_stmt(lowered.steps[0].kernel.body);
@@ -197,15 +203,7 @@ TEST(PackedGemm, RowTailsOfAnUnpaddedConvAreAPartOfTheirOwn) {
   auto text = conv(11, 1, 1, 0);
   std::map<std::string, TensorType> in = {{"I", f32({1, 13, 13, 8})}, {"K", f32({3, 3, 8, 64})}};
   auto bound = tile::bind(tile::parse_program(text), in);
-  LowerOptions options;
-  options.choose = [](const ContractionNest &, const Kernel &, const Schedule &model) {
-    Schedule s = model;
-    s.tile_sizes = {1, 6, 1, 32, 1, 1, 1};
-    s.vector_index = 3, s.vector_width = 16, s.unroll = 2;
-    s.loop_order = {3, 0, 1, 2, 4, 5, 6};
-    return s;
-  };
-  LoweredProgram lowered = lower(bound, avx512(), options);
+  LoweredProgram lowered = lower(bound, avx512(), rows_of_two_vectors(6, {3, 0, 1, 2, 4, 5, 6}));
   Count c;
   c.visit_stmt(lowered.steps[0].kernel.body);
   EXPECT_EQ(c.ifs, 0) << print_stmt(lowered.steps[0].kernel.body);
