@@ -14,11 +14,6 @@ void collect(const tile::BoundExpr &e, std::vector<std::string> &out) {
   for (const auto &a : e.args) collect(*a, out);
 }
 
-bool is_special(const tile::BoundStatement &s) {
-  return !s.is_contraction() && s.expr()->kind == tile::Expr::Kind::Call &&
-         tile::is_special(s.expr()->op);
-}
-
 bool is_plain_elementwise(const tile::BoundStatement &s) {
   return !s.is_contraction() && !is_special(s);
 }
@@ -103,6 +98,11 @@ bool is_view(const tile::BoundProgram &p, const tile::BoundStatement &s,
 }
 
 }  // namespace
+
+bool is_special(const tile::BoundStatement &s) {
+  return !s.is_contraction() && s.expr()->kind == tile::Expr::Kind::Call &&
+         tile::is_special(s.expr()->op);
+}
 
 std::vector<std::string> statement_reads(const tile::BoundStatement &s) {
   std::vector<std::string> out;

@@ -36,6 +36,9 @@ struct FusionPlan {
 
 FusionPlan plan_fusion(const tile::BoundProgram &program);
 
+/// Whether `s` is a special (reshape, gather, prng_*, ...): lowered on its own, never fused.
+bool is_special(const tile::BoundStatement &s);
+
 /// Tensors `s` reads directly (inputs of contractions, defaults, every Ref in an expression).
 std::vector<std::string> statement_reads(const tile::BoundStatement &s);
 

@@ -118,8 +118,7 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
     PlannedStep step;
     step.name = s.output;
     step.fused = std::move(fused[s.output]);
-    const bool special = !s.is_contraction() && s.expr()->kind == tile::Expr::Kind::Call &&
-                         tile::is_special(s.expr()->op);
+    const bool special = is_special(s);
     if (special || assign_may_write_twice(program, s)) {
       auto body = special ? lower_special(program, s) : std::nullopt;
       if (!body) {

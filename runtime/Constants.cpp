@@ -85,9 +85,10 @@ class EpilogueFolder {
   std::set<std::string> removed_;
   std::map<std::string, std::vector<size_t>> readers_;  // by tensor: statements reading it
 
-  std::vector<size_t> readers_of(const std::string &name) const {
+  const std::vector<size_t> &readers_of(const std::string &name) const {
+    static const std::vector<size_t> none;
     auto it = readers_.find(name);
-    return it == readers_.end() ? std::vector<size_t>{} : it->second;
+    return it == readers_.end() ? none : it->second;
   }
 
   bool is_output(const std::string &name) const {
@@ -193,7 +194,7 @@ class EpilogueFolder {
     std::vector<size_t> chain;
     std::string cur = s.output;
     for (;;) {
-      auto readers = readers_of(cur);
+      const auto &readers = readers_of(cur);
       if (readers.size() != 1 || (cur != s.output && is_output(cur))) break;
       if (!extend(f, p_.statements[readers[0]], cur, shape, d)) break;
       chain.push_back(readers[0]);
