@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <numeric>
 #include <optional>
 
 #include <llvm/IR/Constants.h>
@@ -11,6 +12,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "backends/llvm/VectorMath.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::llvm_backend {
@@ -314,8 +316,10 @@ class FunctionEmitter {
     return nullptr;
   }
 
-  // A libm function applied lane by lane (half computes in float).
+  // A libm function over the lanes of `args` (half computes in float): libmvec's function a
+  // register at a time where the host has one (VectorMath.h), else the scalar one lane by lane.
   llvm::Value *libm(const std::string &fname, compiler::Type t, std::vector<llvm::Value *> args) {
+    if (llvm::Value *r = vector_libm(fname, t, args)) return r;
     compiler::Type ct = t.dtype == DType::Float16 ? compiler::Type{DType::Float32, t.lanes} : t;
     for (auto &a : args) a = cast(a, t, ct);
     llvm::Type *st = scalar_ty(ct.dtype);
@@ -335,8 +339,52 @@ class FunctionEmitter {
     }
     return cast(r, ct, t);
   }
+  // `fname` of a vector through libmvec, in chunks of the function's lanes; null when the host
+  // or libmvec has no such function for these lanes.
+  llvm::Value *vector_libm(const std::string &fname, compiler::Type t,
+                           std::vector<llvm::Value *> args) {
+    auto isa = host_vector_math();
+    if (t.lanes == 1 || !isa) return nullptr;
+    compiler::Type ct = t.dtype == DType::Float16 ? compiler::Type{DType::Float32, t.lanes} : t;
+    auto vf = vector_function(fname, ct.dtype, static_cast<int>(args.size()), t.lanes, *isa);
+    if (!vf) return nullptr;
+    for (auto &a : args) a = cast(a, t, ct);
+    llvm::Type *vt = ty({ct.dtype, vf->lanes});
+    auto callee = M_.getOrInsertFunction(
+        vf->symbol, llvm::FunctionType::get(vt, std::vector<llvm::Type *>(args.size(), vt), false));
+    if (auto *f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      // No errno, no memory: copies of one call in a fused kernel are computed once.
+      f->setDoesNotThrow();
+      f->setDoesNotAccessMemory();
+    }
+    llvm::Value *r = llvm::UndefValue::get(ty(ct));
+    for (int c = 0; c < t.lanes; c += vf->lanes) {
+      std::vector<llvm::Value *> chunk;
+      for (auto *a : args) {
+        if (vf->lanes == t.lanes) {
+          chunk.push_back(a);
+          continue;
+        }
+        std::vector<int> lanes(vf->lanes);
+        std::iota(lanes.begin(), lanes.end(), c);
+        chunk.push_back(B_.CreateShuffleVector(a, lanes));
+      }
+      llvm::Value *part = B_.CreateCall(callee, chunk);
+      if (vf->lanes == t.lanes) return cast(part, ct, t);
+      for (int l = 0; l < vf->lanes; ++l)
+        r = B_.CreateInsertElement(r, B_.CreateExtractElement(part, l), c + l);
+    }
+    return cast(r, ct, t);
+  }
   llvm::Value *float_intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value *> args) {
     return B_.CreateIntrinsic(id, {args[0]->getType()}, args);
+  }
+  // exp, log, pow, sin, cos: LLVM's intrinsics, whose vector forms LLVM's code generator would
+  // split into scalar libm calls, so libmvec's where it has them.
+  llvm::Value *math_intrinsic(llvm::Intrinsic::ID id, const char *fname, compiler::Type t,
+                              std::vector<llvm::Value *> args) {
+    if (llvm::Value *r = vector_libm(fname, t, args)) return r;
+    return float_intrinsic(id, args);
   }
 
   llvm::Value *call(const compiler::Call &c) {
@@ -410,12 +458,12 @@ class FunctionEmitter {
       throw tile::Error("error: cpu: '" + std::string(tile::intrinsic_name(op)) +
                         "' needs a float type, not " + std::string(tile::dtype_name(t.dtype)));
     switch (op) {
-      case Intrinsic::Exp: return float_intrinsic(llvm::Intrinsic::exp, v);
-      case Intrinsic::Log: return float_intrinsic(llvm::Intrinsic::log, v);
+      case Intrinsic::Exp: return math_intrinsic(llvm::Intrinsic::exp, "exp", t, v);
+      case Intrinsic::Log: return math_intrinsic(llvm::Intrinsic::log, "log", t, v);
       case Intrinsic::Sqrt: return float_intrinsic(llvm::Intrinsic::sqrt, v);
-      case Intrinsic::Pow: return float_intrinsic(llvm::Intrinsic::pow, v);
-      case Intrinsic::Sin: return float_intrinsic(llvm::Intrinsic::sin, v);
-      case Intrinsic::Cos: return float_intrinsic(llvm::Intrinsic::cos, v);
+      case Intrinsic::Pow: return math_intrinsic(llvm::Intrinsic::pow, "pow", t, v);
+      case Intrinsic::Sin: return math_intrinsic(llvm::Intrinsic::sin, "sin", t, v);
+      case Intrinsic::Cos: return math_intrinsic(llvm::Intrinsic::cos, "cos", t, v);
       case Intrinsic::Tanh: return libm("tanh", t, v);
       case Intrinsic::Tan: return libm("tan", t, v);
       case Intrinsic::Asin: return libm("asin", t, v);
@@ -425,7 +473,7 @@ class FunctionEmitter {
       case Intrinsic::Cosh: return libm("cosh", t, v);
       case Intrinsic::Erf: return libm("erf", t, v);
       case Intrinsic::Sigmoid: {
-        llvm::Value *e = float_intrinsic(llvm::Intrinsic::exp, {B_.CreateFNeg(v[0])});
+        llvm::Value *e = math_intrinsic(llvm::Intrinsic::exp, "exp", t, {B_.CreateFNeg(v[0])});
         llvm::Value *one = constant(t, 1, 0);
         return B_.CreateFDiv(one, B_.CreateFAdd(one, e));
       }

@@ -22,6 +22,7 @@
 
 #include "backends/llvm/CodeGen.h"
 #include "backends/llvm/ThreadPool.h"
+#include "backends/llvm/VectorMath.h"
 #include "compiler/IRPrinter.h"
 #include "compiler/tune/Canonical.h"
 #include "runtime/BinaryStore.h"
@@ -149,6 +150,8 @@ std::unique_ptr<llvm::MemoryBuffer>
 object_code(const std::vector<const compiler::Kernel *> &kernels, BinaryStore *objects) {
   std::string key;
   if (objects) {
+    // Objects that call libmvec are kept apart from those that call libm lane by lane.
+    key = host_vector_math_name() + "\n";
     for (const auto *k : kernels) key += compiler::print_kernel(*k);
     if (auto found = objects->find(kObjectKind, key)) {
       auto buffer = llvm::MemoryBuffer::getMemBufferCopy(*found, "tessera-cached");
@@ -235,7 +238,9 @@ std::unique_ptr<JitModule> JitModule::compile(const std::vector<const compiler::
   impl->jit = check(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host_builder()).create(),
                     "cannot start the JIT");
   auto &dylib = impl->jit->getMainJITDylib();
-  // libm for the math functions; tessera_parallel_for from this library.
+  // libm and libmvec (loaded by host_vector_math) for the math functions; tessera_parallel_for
+  // from this library.
+  host_vector_math();
   dylib.addGenerator(check(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
                                impl->jit->getDataLayout().getGlobalPrefix()),
                            "cannot search the process for symbols"));
