@@ -212,6 +212,47 @@ TEST(PackedGemm, RowTailsOfAnUnpaddedConvAreAPartOfTheirOwn) {
   test::expect_lowered_matches_interp(bound, lowered, 5, 1e-4, text);
 }
 
+// Loads of `buffer` that are not part of a copy into `pack_<buffer>`.
+class UnpackedLoads : public IRVisitor {
+ public:
+  explicit UnpackedLoads(std::string buffer) : buffer_(std::move(buffer)) {}
+  int count = 0;
+  using IRVisitor::visit;
+  void visit(const Store *op) override {
+    bool fill = op->buffer == "pack_" + buffer_;
+    filling_ += fill;
+    IRVisitor::visit(op);
+    filling_ -= fill;
+  }
+  void visit(const Load *op) override {
+    count += op->buffer == buffer_ && filling_ == 0;
+    IRVisitor::visit(op);
+  }
+
+ private:
+  std::string buffer_;
+  int filling_ = 0;
+};
+
+TEST(PackedGemm, RowTailsShareTheWholeTilesPanelOfLargeWeights) {
+  // ResNet's last 1x1 convolutions, narrowed: 7 rows under tiles of 6 leave a row tail, and the
+  // weights (1.1 MB) are larger than a panel. Every tail reads the panel of its vector tile:
+  // streamed once instead of once per part.
+  auto text = conv(7, 1, 1, 0);
+  std::map<std::string, TensorType> in = {{"I", f32({1, 7, 7, 64})}, {"K", f32({1, 1, 64, 4352})}};
+  auto bound = tile::bind(tile::parse_program(text), in);
+  LoweredProgram lowered = lower(bound, avx512(), rows_of_two_vectors(6, {3, 0, 1, 2, 4, 5, 6}));
+  const Stmt &body = lowered.steps[0].kernel.body;
+  UnpackedLoads k("K");
+  k.visit_stmt(body);
+  EXPECT_EQ(k.count, 0) << print_stmt(body);
+  Count c;
+  c.visit_stmt(body);
+  EXPECT_EQ(std::count(c.allocs.begin(), c.allocs.end(), "pack_K"), 1) << print_stmt(body);
+  EXPECT_EQ(c.parallel, 1) << print_stmt(body);
+  test::expect_lowered_matches_interp(bound, lowered, 3, 1e-4, text);
+}
+
 TEST(PackedGemm, VectorPanelIsPackedOncePerTile) {
   // Four vector tiles of 32 columns: enough to run them in parallel, each packing its panel.
   auto lowered = lower_text(kMatmul, {{"A", f32({64, 40})}, {"B", f32({40, 128})}}, avx512());
