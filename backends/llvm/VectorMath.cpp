@@ -14,9 +14,8 @@ namespace {
 // What the kernels call and libmvec (glibc 2.35 on) has, in float and double, one or two
 // arguments. sqrt, floor and the like are instructions, not calls.
 const std::set<std::string> &libmvec_functions() {
-  static const std::set<std::string> names = {"exp",  "log",  "pow",  "sin",  "cos",
-                                              "tan",  "asin", "acos", "atan", "sinh",
-                                              "cosh", "tanh", "erf"};
+  static const std::set<std::string> names = {"exp",  "log",  "pow",  "sin",  "cos",  "tan", "asin",
+                                              "acos", "atan", "sinh", "cosh", "tanh", "erf"};
   return names;
 }
 
@@ -40,8 +39,8 @@ char isa_letter(int bits, VectorIsa isa) {
 
 }  // namespace
 
-std::optional<VectorFunction> vector_function(const std::string &name, tile::DType dtype,
-                                              int arity, int lanes, VectorIsa isa) {
+std::optional<VectorFunction> vector_function(const std::string &name, tile::DType dtype, int arity,
+                                              int lanes, VectorIsa isa) {
   if (!libmvec_functions().count(name) || arity < 1 || arity > 2) return std::nullopt;
   int elem_bits = dtype == tile::DType::Float32 ? 32 : dtype == tile::DType::Float64 ? 64 : 0;
   if (elem_bits == 0 || lanes < 2) return std::nullopt;

@@ -24,8 +24,8 @@ struct VectorFunction {
 /// `dtype` (Float32 or Float64) over a vector of `lanes` lanes, on a host whose widest vector
 /// math is `isa`: the widest libmvec variant whose lanes divide `lanes`. None when libmvec has no
 /// such function or no variant fits (two float lanes, a dtype it does not cover).
-std::optional<VectorFunction> vector_function(const std::string &name, tile::DType dtype,
-                                              int arity, int lanes, VectorIsa isa);
+std::optional<VectorFunction> vector_function(const std::string &name, tile::DType dtype, int arity,
+                                              int lanes, VectorIsa isa);
 
 /// The host's vector math: its ISA, and whether libmvec could be loaded into this process (its
 /// symbols are then found by the JIT's search of the process). None when it is not there (not

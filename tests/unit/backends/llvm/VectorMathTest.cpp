@@ -58,9 +58,7 @@ Kernel vector_kernel(const std::string &name, Intrinsic op, int arity, DType dt,
   if (arity == 2) args.push_back(Load::make({dt, lanes}, "b", at));
   Stmt body = For::make("i", IntImm::make(Type::i32(), 0), IntImm::make(Type::i32(), kN / lanes),
                         ForKind::Serial, Store::make("out", at, Call::make({dt, lanes}, op, args)));
-  return {name,
-          {{"out", dt, kN, true}, {"a", dt, kN, false}, {"b", dt, kN, false}},
-          body};
+  return {name, {{"out", dt, kN, true}, {"a", dt, kN, false}, {"b", dt, kN, false}}, body};
 }
 
 struct Case {
