@@ -1,5 +1,6 @@
 #include "compiler/Nest.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "tile/Diagnostics.h"
@@ -30,9 +31,55 @@ bool ContractionNest::stores_every_element(const std::vector<int64_t> &shape) co
   return true;
 }
 
+namespace {
+
+// Whether one choice of the reduction indices that guards involve satisfies every guard at every
+// output point of the box, so that no element is unwritten: a pooling window at the image's border
+// keeps its rows inside. Tries each choice while there are few.
+bool one_point_reaches_all(const ContractionNest &n) {
+  const size_t r = n.outputs();
+  std::vector<size_t> chosen;
+  int64_t choices = 1;
+  for (size_t j = r; j < n.indices.size(); ++j)
+    for (const auto &g : n.guards)
+      if (g.coeffs[j] != 0) {
+        chosen.push_back(j);
+        choices *= std::max<int64_t>(n.indices[j].extent, 1);
+        if (choices > 4096) return false;
+        break;
+      }
+  // Each guard's smallest value over the output box, before its reduction terms.
+  std::vector<int64_t> least;
+  for (const auto &g : n.guards) {
+    int64_t m = g.constant;
+    for (size_t j = 0; j < r; ++j) {
+      const NestIndex &ix = n.indices[j];
+      m += g.coeffs[j] * (g.coeffs[j] > 0 ? ix.lo : ix.lo + ix.extent - 1);
+    }
+    least.push_back(m);
+  }
+  for (int64_t c = 0; c < choices; ++c) {
+    bool all = true;
+    for (size_t g = 0; g < n.guards.size() && all; ++g) {
+      int64_t v = least[g], rest = c;
+      for (size_t j : chosen) {
+        const NestIndex &ix = n.indices[j];
+        v += n.guards[g].coeffs[j] * (ix.lo + rest % ix.extent);
+        rest /= ix.extent;
+      }
+      all = v >= 0;
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool ContractionNest::needs_written_flag() const {
   bool reduces = indices.size() > outputs();
-  bool always_written = !empty && guards.empty() && divisibility.empty();
+  bool always_written =
+      !empty && divisibility.empty() && (guards.empty() || one_point_reaches_all(*this));
   if (always_written) return false;
   if (!reduces && guards.empty() && divisibility.empty()) return false;
   // Sum without a default: the identity 0 is also the unwritten value.
