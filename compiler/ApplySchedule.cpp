@@ -75,18 +75,20 @@ struct Pack {
   Type type;
   int64_t size = 0;
   Stmt fill;
-  Expr value;  // n.value reading the panel
+  Expr value;             // n.value reading the panel
+  bool constant = false;  // a filled constant panel (ConstantPanel.h): no copy, no buffer here
 };
 
 std::optional<Pack> plan_pack(const ContractionNest &n, const Schedule &s,
                               const std::vector<int64_t> &tile, const std::vector<int> &outs,
-                              const std::vector<int> &reds, const Expr &v_inner) {
+                              const std::vector<int> &reds, const Expr &v_inner, bool copy,
+                              ConstantPanels *constants) {
   int v = s.vector_index;
   if (v < 0 || reds.empty() || !n.divisibility.empty() || outs.empty()) return std::nullopt;
-  // The vector tile loop must be the outermost loop that iterates, with row tiles inside it to
-  // reuse the panel.
+  // A copy pays when the vector tile loop is the outermost loop that iterates, with row tiles
+  // inside it to reuse the panel. A filled constant panel costs nothing to read from.
   int64_t reuse = 1;
-  bool first = true;
+  bool first = true, outermost = true;
   for (int j : outs) {
     int64_t count =
         tile[j] > 1 ? (n.indices[j].extent + tile[j] - 1) / tile[j] : n.indices[j].extent;
@@ -94,22 +96,35 @@ std::optional<Pack> plan_pack(const ContractionNest &n, const Schedule &s,
       first = false;
       continue;
     }
-    if (first && count > 1) return std::nullopt;
+    if (first && count > 1) outermost = false;
     if (!first) reuse *= count;
   }
-  if (reuse < 2) return std::nullopt;
+  copy = copy && outermost && reuse >= 2;
   const NestIndex &vx = n.indices[v];
   int64_t T = tile[v];
   for (const auto &packable : packable_loads(n, v, reds)) {
     const Load *l = packable.load;
     int64_t points = 1;
     for (int j : packable.mine) points *= n.indices[j].extent;
-    if (points * T * static_cast<int64_t>(tile::dtype_size(l->type.dtype)) > kMaxPanelBytes)
-      continue;
-
     Pack p;
-    p.buffer = "pack_" + l->buffer;
     p.type = l->type;
+    if (constants && constants->constants.count(l->buffer)) {
+      if (auto layout = constant_panel(n, v, packable, T)) {
+        p.buffer = constants->add(*layout).name;
+        p.constant = true;
+        Expr tile_start = bin(Op::Mul, var(vx.name + "_o"), imm(points * T));
+        p.value =
+            replace_load(n.value, l,
+                         Load::make(l->type, p.buffer,
+                                    bin(Op::Add, tile_start,
+                                        bin(Op::Add, panel_offset(n, packable, T), v_inner))));
+        return p;
+      }
+    }
+    if (!copy ||
+        points * T * static_cast<int64_t>(tile::dtype_size(l->type.dtype)) > kMaxPanelBytes)
+      continue;
+    p.buffer = "pack_" + l->buffer;
     p.size = points * T;
     p.fill = panel_fill(n, v, packable, p.buffer, T, s.vector_width,
                         bin(Op::Add, imm(vx.lo), bin(Op::Mul, var(vx.name + "_o"), imm(T))));
@@ -132,7 +147,8 @@ Schedule default_schedule(const ContractionNest &n) {
 
 namespace {
 
-Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow_pack) {
+Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow_pack,
+                  ConstantPanels *constants = nullptr) {
   Schedule s = normalized(n, schedule);
   size_t k = n.indices.size(), r = n.outputs();
   std::vector<int64_t> tile(k, 1);
@@ -256,9 +272,9 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
     std::vector<Stmt> init = {
         Store::make("acc", acc_index,
                     identity_of(n.agg == tile::AggOp::Assign ? tile::AggOp::Sum : n.agg, acc_t))};
-    if (allow_pack && s.vector_index >= 0 &&
+    if ((allow_pack || constants) && s.vector_index >= 0 &&
         tile[s.vector_index] < n.indices[s.vector_index].extent)
-      pack = plan_pack(n, s, tile, outs, reds, v_inner);
+      pack = plan_pack(n, s, tile, outs, reds, v_inner, allow_pack, constants);
     Expr value = pack ? pack->value : n.value;
     std::vector<Stmt> update = {Store::make("acc", acc_index, aggregate(n.agg, acc_load, value))};
     if (n.agg == tile::AggOp::Assign && n.unwritten)
@@ -298,7 +314,7 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
   for (size_t m = outs.size(); m-- > 0;) {
     const NestIndex &ix = n.indices[outs[m]];
     bool is_tiled = tile[outs[m]] > 1;
-    if (pack && outs[m] == s.vector_index)
+    if (pack && !pack->constant && outs[m] == s.vector_index)
       inner = Allocate::make(pack->buffer, pack->type, pack->size, false,
                              Block::make({pack->fill, inner}));
     inner = For::make(is_tiled ? ix.name + "_o" : ix.name, imm(is_tiled ? 0 : ix.lo),
@@ -353,7 +369,7 @@ Schedule reblocked(const ContractionNest &region, Schedule b, Drop drop) {
 // carries a tail guard. Only the whole tiles may pack a panel (`pack`): a peeled tail is too thin
 // to repay the copy.
 void peel_tails(const ContractionNest &r, const Schedule &s, std::vector<Stmt> &parts,
-                bool pack = false) {
+                bool pack = false, ConstantPanels *constants = nullptr) {
   if (s.tile_sizes.size() == r.indices.size())
     for (size_t j = 0; j < r.outputs(); ++j) {
       int64_t t = s.tile_sizes[j], e = r.indices[j].extent;
@@ -363,13 +379,13 @@ void peel_tails(const ContractionNest &r, const Schedule &s, std::vector<Stmt> &
       head.indices[j].extent = whole;
       rest.indices[j].lo += whole;
       rest.indices[j].extent = e - whole;
-      peel_tails(head, s, parts, pack);
+      peel_tails(head, s, parts, pack, constants);
       Schedule rest_s = reblocked(rest, s, [&](size_t m) { return m == j; });
       if (!row_blocked(rest, rest_s)) rest_s.tile_sizes[j] = e - whole;
-      peel_tails(rest, rest_s, parts);
+      peel_tails(rest, rest_s, parts, false, constants);
       return;
     }
-  parts.push_back(apply_region(r, s, pack));
+  parts.push_back(apply_region(r, s, pack, constants));
 }
 
 // Below this many points (multiply-adds), a border part runs on one thread: starting and joining
@@ -386,14 +402,15 @@ int64_t points(const ContractionNest &n) {
 // splits again: along the strip the other output index is mostly unguarded, so only the corners
 // are left without a row-blocked accumulator tile.
 std::vector<Stmt> apply_regions(const std::vector<ContractionNest> &regions,
-                                const Schedule &schedule, bool pack_interior) {
+                                const Schedule &schedule, bool pack_interior,
+                                ConstantPanels *constants = nullptr) {
   std::vector<Stmt> parts;
-  peel_tails(regions[0], schedule, parts, pack_interior);
+  peel_tails(regions[0], schedule, parts, pack_interior, constants);
   for (size_t i = 1; i < regions.size(); ++i)
     for (const auto &r : split_borders(regions[i])) {
       Schedule b = reblocked(r, schedule, [&](size_t j) { return guards_involve(r, j); });
       if (points(r) < kParallelPoints) b.parallel_loops = 0;
-      peel_tails(r, b, parts);
+      peel_tails(r, b, parts, false, constants);
     }
   return parts;
 }
@@ -403,7 +420,8 @@ std::vector<Stmt> apply_regions(const std::vector<ContractionNest> &regions,
 // would stream it from memory again (five passes over 9 MB for ResNet's 7x7x512 layer). Instead
 // one loop over vector tiles, outside all regions, packs the tile's panel once and the interior
 // and every border read it while it is hot in L2.
-std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule &schedule) {
+std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule &schedule,
+                                       ConstantPanels *constants) {
   Schedule s = normalized(n, schedule);
   int v = s.vector_index;
   if (v < 0 || n.empty || !n.divisibility.empty()) return std::nullopt;
@@ -412,17 +430,22 @@ std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule 
                        vx.extent);  // normalized: a multiple of the width dividing the extent
   int64_t tiles = vx.extent / T;
   if (tiles < 2) return std::nullopt;
-  std::string blk = vx.name + "_blk";
-  auto panel = tile_panel(n, s, blk, [](int64_t tile, int64_t whole) {
-    return tile <= kMaxPanelBytes && whole > kMaxPanelBytes;
-  });
+  std::string blk = vx.name + "_blk", t = vx.name + "_t";
+  auto panel = tile_panel(
+      n, s, blk,
+      [](int64_t tile, int64_t whole) { return tile <= kMaxPanelBytes && whole > kMaxPanelBytes; },
+      constants, var(t));
   if (!panel) return std::nullopt;
   Schedule inner = s;
   inner.parallel_loops = 0;
   std::vector<Stmt> parts = apply_regions(split_borders(panel->nest), inner, false);
-  parts.insert(parts.begin(), panel->fill);
-  std::string t = vx.name + "_t";
-  Stmt body = Allocate::make(panel->buffer, panel->type, panel->size, false, Block::make(parts));
+  Stmt body;
+  if (panel->fill) {
+    parts.insert(parts.begin(), panel->fill);
+    body = Allocate::make(panel->buffer, panel->type, panel->size, false, Block::make(parts));
+  } else {
+    body = Block::make(parts);  // a filled constant panel
+  }
   body = substitute(body, {{blk, bin(Op::Add, imm(vx.lo), bin(Op::Mul, var(t), imm(T)))}});
   return simplify(For::make(t, imm(0), imm(tiles),
                             s.parallel_loops > 0 ? ForKind::Parallel : ForKind::Serial, body));
@@ -496,7 +519,7 @@ std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &sc
 
 }  // namespace
 
-Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
+Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule, ConstantPanels *constants) {
   if (is_gpu_schedule(schedule)) {
     // GPU: one region (guards stay guards); its output tile loops, one register tile per
     // iteration (or, with tiles_per_item, a panel and a chunk of row tiles), become work-groups
@@ -513,16 +536,16 @@ Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule) {
     // No borders, but a row tile that does not divide its extent (Inception's 71 and 147 rows by
     // 6) is peeled all the same: its tail guard would sit in the reduction loop of every tile.
     std::vector<Stmt> parts;
-    peel_tails(n, schedule, parts, true);
+    peel_tails(n, schedule, parts, true, constants);
     if (parts.size() == 1) return parts[0];
     // Each peeled tail would stream the whole vector operand again, unpacked (a 1x1 convolution
     // on ResNet's 7x7 images: rows 0-5, then row 6, three passes over 4 MB of weights): one panel
     // per vector tile serves them all, as for borders.
-    if (auto shared = apply_shared_panel(n, schedule)) return *shared;
+    if (auto shared = apply_shared_panel(n, schedule, constants)) return *shared;
     return Block::make(parts);
   }
-  if (auto shared = apply_shared_panel(n, schedule)) return *shared;
-  return Block::make(apply_regions(regions, schedule, true));
+  if (auto shared = apply_shared_panel(n, schedule, constants)) return *shared;
+  return Block::make(apply_regions(regions, schedule, true, constants));
 }
 
 }  // namespace tessera::compiler

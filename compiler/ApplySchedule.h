@@ -8,6 +8,7 @@
 // it.
 #pragma once
 
+#include "compiler/ConstantPanel.h"
 #include "compiler/Nest.h"
 #include "compiler/Schedule.h"
 
@@ -16,7 +17,10 @@ namespace tessera::compiler {
 /// Preconditions (choose_schedule guarantees them; others are normalized): the vector index is
 /// an output index whose tile is a multiple of vector_width dividing its extent, and no guard or
 /// divisibility condition involves it.
-Stmt apply_schedule(const ContractionNest &nest, const Schedule &schedule);
+/// With `constants`, a vector operand that is one of its constants is read from a filled panel
+/// (ConstantPanel.h) that the schedule's tiles lay out, added to `constants->panels`.
+Stmt apply_schedule(const ContractionNest &nest, const Schedule &schedule,
+                    ConstantPanels *constants = nullptr);
 
 /// A schedule that tiles nothing: serial loops in index order (what lowering produces first).
 Schedule default_schedule(const ContractionNest &nest);

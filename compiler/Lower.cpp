@@ -37,7 +37,8 @@ class BufferUses : public IRVisitor {
   }
 };
 
-Kernel make_kernel(const tile::BoundProgram &p, const std::string &name, Stmt body) {
+Kernel make_kernel(const tile::BoundProgram &p, const std::string &name, Stmt body,
+                   const ConstantPanels *constants = nullptr) {
   BufferUses uses;
   uses.visit_stmt(body);
   Kernel k{name, {}, body};
@@ -47,6 +48,14 @@ Kernel make_kernel(const tile::BoundProgram &p, const std::string &name, Stmt bo
   for (bool out : {true, false})
     for (const auto &b : all) {
       if (uses.local.count(b) || uses.written.count(b) != out) continue;
+      const ConstantPanel *panel = nullptr;
+      if (constants)
+        for (const auto &c : constants->panels)
+          if (c.name == b) panel = &c;
+      if (panel) {
+        k.params.push_back({b, panel->dtype, panel->elements(), false});
+        continue;
+      }
       const auto &t = p.type_of(b);
       k.params.push_back({b, t.dtype, t.elements(), out});
     }
@@ -156,16 +165,18 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
 }
 
 Kernel step_kernel(const tile::BoundProgram &program, const PlannedStep &step,
-                   const Schedule &schedule) {
+                   const Schedule &schedule, ConstantPanels *constants) {
   TESSERA_INTERNAL_ASSERT(step.kind != PlannedStep::Kind::Host,
                           "host step " + step.name + " has no kernel");
-  Stmt body =
-      step.kind == PlannedStep::Kind::Fixed ? step.body : apply_schedule(step.nest, schedule);
-  return make_kernel(program, step.name, body);
+  Stmt body = step.kind == PlannedStep::Kind::Fixed
+                  ? step.body
+                  : apply_schedule(step.nest, schedule, constants);
+  return make_kernel(program, step.name, body, constants);
 }
 
 Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned,
-                   const Schedule &schedule, const Target &target) {
+                   const Schedule &schedule, const Target &target,
+                   const std::set<std::string> &constants) {
   Step step;
   step.fused = planned.fused;
   step.writes_whole_output = planned.writes_whole_output;
@@ -176,7 +187,10 @@ Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned
   }
   step.kind = Step::Kind::Kernel;
   if (planned.kind == PlannedStep::Kind::Scheduled) step.schedule = schedule;
-  step.kernel = finish_kernel(step_kernel(program, planned, schedule), target);
+  ConstantPanels panels{constants, {}};
+  step.kernel = finish_kernel(
+      step_kernel(program, planned, schedule, constants.empty() ? nullptr : &panels), target);
+  step.panels = std::move(panels.panels);
   return step;
 }
 
@@ -203,7 +217,7 @@ LoweredProgram lower(const tile::BoundProgram &program, const Target &target,
     if (planned.kind == PlannedStep::Kind::Scheduled && options.choose)
       schedule =
           options.choose(planned.nest, step_kernel(program, planned, planned.model), planned.model);
-    Step step = finished_step(program, planned, schedule, target);
+    Step step = finished_step(program, planned, schedule, target, options.constants);
     if (options.log && step.kind == Step::Kind::Kernel) {
       std::string scheduled = print_stmt(step_kernel(program, planned, schedule).body);
       if (planned.kind == PlannedStep::Kind::Scheduled &&

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ConstantPanel.h"
 #include "compiler/IR.h"
 #include "compiler/Nest.h"
 #include "compiler/Schedule.h"
@@ -53,6 +54,7 @@ struct Step {
   Schedule schedule;               // Kernel: how it was scheduled (empty for a special)
   std::vector<std::string> fused;  // the statements this kernel computes (for `tessera lower`)
   bool writes_whole_output = false;
+  std::vector<ConstantPanel> panels;  // Kernel: the filled constant panels among its params
 };
 
 struct LoweredProgram {
@@ -71,12 +73,16 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
 /// The kernel of a Scheduled step under `schedule`, or of a Fixed step: its loops, and its params
 /// (outputs first, then inputs, each in name order) from the buffers the loops touch. Not finished
 /// (compiler/Finish.h).
+/// With `constants`, constant vector operands are read from filled panels (ConstantPanel.h).
 Kernel step_kernel(const tile::BoundProgram &program, const PlannedStep &step,
-                   const Schedule &schedule = {});
+                   const Schedule &schedule = {}, ConstantPanels *constants = nullptr);
 
 /// A finished step of `planned` under `schedule`: what a device runs.
+/// `constants`: the inputs whose values the runtime has at compile time; the kernel reads the
+/// panels of those it packs from buffers filled once (Step::panels).
 Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned,
-                   const Schedule &schedule, const Target &target);
+                   const Schedule &schedule, const Target &target,
+                   const std::set<std::string> &constants = {});
 
 /// Every statement a host step: the interpreter's program.
 LoweredProgram host_program(const tile::BoundProgram &program);
@@ -88,6 +94,7 @@ struct LowerOptions {
   std::function<Schedule(const ContractionNest &nest, const Kernel &model_kernel,
                          const Schedule &model)>
       choose;
+  std::set<std::string> constants;  // inputs whose panels are read filled (finished_step)
 };
 
 /// The whole pipeline with the cost model's schedules (or `options.choose`'s), finished for

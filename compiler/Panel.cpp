@@ -104,6 +104,29 @@ std::vector<Packable> packable_loads(const ContractionNest &n, int v,
   return found;
 }
 
+std::optional<ConstantPanel> constant_panel(const ContractionNest &n, int v, const Packable &p,
+                                            int64_t T) {
+  const NestIndex &vx = n.indices[v];
+  if (T <= 0 || vx.extent % T != 0) return std::nullopt;
+  std::map<std::string, int64_t> at;
+  for (const auto &ix : n.indices) at[ix.name] = ix.lo;
+  ConstantPanel c;
+  c.source = p.load->buffer;
+  c.dtype = p.load->type.dtype;
+  c.tiles = vx.extent / T;
+  c.width = T;
+  if (!eval_index(p.load->index, at, c.base)) return std::nullopt;
+  for (int j : p.mine) {
+    const NestIndex &ix = n.indices[j];
+    at[ix.name] += 1;
+    int64_t next;
+    if (!eval_index(p.load->index, at, next)) return std::nullopt;
+    at[ix.name] -= 1;
+    c.dims.push_back({ix.extent, next - c.base});
+  }
+  return c;
+}
+
 Expr replace_load(const Expr &e, const Load *target, Expr with) {
   return ReplaceLoad(target, std::move(with)).mutate(e);
 }
@@ -160,7 +183,8 @@ void shift_indices(ContractionNest &c, const std::map<std::string, Expr> &shift)
 
 std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s,
                                     const std::string &blk,
-                                    const std::function<bool(int64_t, int64_t)> &accept) {
+                                    const std::function<bool(int64_t, int64_t)> &accept,
+                                    ConstantPanels *constants, const Expr &tile_index) {
   int v = s.vector_index;
   const NestIndex vx = n.indices[v];
   int64_t T = std::min(s.tile_sizes[v], vx.extent);
@@ -172,18 +196,26 @@ std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s,
     int64_t points = 1;
     for (int j : p.mine) points *= n.indices[j].extent;
     int64_t bytes = static_cast<int64_t>(tile::dtype_size(l->type.dtype));
-    if (!accept(points * T * bytes, points * vx.extent * bytes)) continue;
+    std::optional<ConstantPanel> filled;
+    if (constants && tile_index && constants->constants.count(l->buffer))
+      filled = constant_panel(n, v, p, T);
+    if (!filled && !accept(points * T * bytes, points * vx.extent * bytes)) continue;
     TilePanel t{n, "pack_" + l->buffer, l->type, points * T, nullptr};
     // The tile sees the vector index as the lane within it; `blk` is the tile's first element.
     const std::string lane = "#lane";
     std::map<std::string, Expr> shift = {{vx.name, bin(Op::Add, var(blk), var(vx.name))}};
     ContractionNest &c = t.nest;
-    c.value = replace_load(
-        n.value, l, Load::make(l->type, t.buffer, bin(Op::Add, panel_offset(n, p, T), var(lane))));
+    Expr at = bin(Op::Add, panel_offset(n, p, T), var(lane));
+    if (filled) {
+      t.buffer = constants->add(*filled).name;
+      at = bin(Op::Add, bin(Op::Mul, tile_index, imm(points * T)), at);
+    }
+    c.value = replace_load(n.value, l, Load::make(l->type, t.buffer, at));
     shift_indices(c, shift);
     c.value = substitute(c.value, {{lane, var(vx.name)}});
     c.indices[v].lo = 0;
     c.indices[v].extent = T;
+    if (filled) return t;
     t.fill = simplify(
         vectorize_loops(simplify(panel_fill(n, v, p, t.buffer, T, s.vector_width, var(blk)))));
     return t;

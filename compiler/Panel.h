@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ConstantPanel.h"
 #include "compiler/Nest.h"
 #include "compiler/Schedule.h"
 
@@ -27,6 +28,12 @@ struct Packable {
 
 /// The packable loads of `n.value` for vector index `v` and reduction indices `reds`.
 std::vector<Packable> packable_loads(const ContractionNest &n, int v, const std::vector<int> &reds);
+
+/// The filled panel of a constant operand `p` for tiles of `T` lanes over the whole vector index
+/// (ConstantPanel.h; named by ConstantPanels::add), or none where its index is not plain
+/// integer arithmetic.
+std::optional<ConstantPanel> constant_panel(const ContractionNest &n, int v, const Packable &p,
+                                            int64_t T);
 
 /// `e` with the load node `target` (compared by identity) replaced by `with`.
 Expr replace_load(const Expr &e, const Load *target, Expr with);
@@ -55,14 +62,18 @@ struct TilePanel {
   std::string buffer;
   Type type;
   int64_t size = 0;  // elements
-  Stmt fill;         // fills `buffer` for the tile at `blk` (vectorized)
+  Stmt fill;         // fills `buffer` for the tile at `blk` (vectorized); null for a constant's
 };
 
 /// The tile of `s.vector_index` (schedule normalized: its tile divides the extent) at Var `blk`,
 /// with the first packable load for which `accept(panel bytes, whole operand bytes)` holds read
-/// from its panel; none when no load is packable or accepted.
+/// from its panel; none when no load is packable or accepted. With `constants` and the tile's
+/// number `tile_index`, a constant operand is read from its filled panel instead (whatever
+/// `accept` says: there is no copy to weigh), which is added to `constants->panels`.
 std::optional<TilePanel> tile_panel(const ContractionNest &n, const Schedule &s,
                                     const std::string &blk,
-                                    const std::function<bool(int64_t, int64_t)> &accept);
+                                    const std::function<bool(int64_t, int64_t)> &accept,
+                                    ConstantPanels *constants = nullptr,
+                                    const Expr &tile_index = nullptr);
 
 }  // namespace tessera::compiler

@@ -41,10 +41,13 @@ int scheduled_steps(const compiler::ProgramPlan &plan) {
 
 /// Plan, choose, apply, finish: the loop IR `backend` will run, and what choosing cost.
 /// `keep_plan`, when given, receives the plan (for tuning between runs).
+/// `constants`: the inputs whose values are known now; kernels read the panels of those they pack
+/// from buffers filled once (compiler/ConstantPanel.h).
 compiler::LoweredProgram lower_program(const tile::BoundProgram &program, Backend &backend,
                                        const CompileOptions &options, CacheUse &cache,
                                        bool may_tune, CompileReport &report,
-                                       compiler::ProgramPlan *keep_plan = nullptr) {
+                                       compiler::ProgramPlan *keep_plan = nullptr,
+                                       const std::set<std::string> &constants = {}) {
   if (!backend.runs_kernels()) return compiler::host_program(program);
   const compiler::Target target = backend.target();
   // 1. Fusion and each kernel's loop nest, with the cost model's schedule for the target.
@@ -58,7 +61,7 @@ compiler::LoweredProgram lower_program(const tile::BoundProgram &program, Backen
     if (planned.kind == compiler::PlannedStep::Kind::Scheduled)
       schedule = schedules.choose(program, planned);
     // 3. and 4. Its loops under that schedule, finished for the target.
-    lowered.steps.push_back(compiler::finished_step(program, planned, schedule, target));
+    lowered.steps.push_back(compiler::finished_step(program, planned, schedule, target, constants));
   }
   report = std::move(schedules.report());
   if (keep_plan) *keep_plan = std::move(plan);
@@ -97,8 +100,11 @@ std::unique_ptr<Executable> compile(const tile::BoundProgram &given, Backend &ba
   const TunePolicy policy = options.policy ? *options.policy : tune_policy_from_env();
   const bool online = policy == TunePolicy::Online && backend.runs_kernels();
   compiler::ProgramPlan plan;
-  compiler::LoweredProgram lowered =
-      lower_program(program, backend, options, cache, true, report, online ? &plan : nullptr);
+  std::set<std::string> constant_inputs;
+  if (folded)
+    for (const auto &[name, value] : folded->constants) constant_inputs.insert(name);
+  compiler::LoweredProgram lowered = lower_program(program, backend, options, cache, true, report,
+                                                   online ? &plan : nullptr, constant_inputs);
   // 5. The device builds the finished kernels; it emits code and does nothing else.
   std::vector<const compiler::Kernel *> kernels;
   for (const auto &s : lowered.steps)

@@ -27,6 +27,7 @@ struct CompileReport {
   double compile_seconds = 0;  // the whole compile, tuning included
   int constants_folded = 0;    // statements evaluated at compile time (CompileOptions::constants)
   int epilogues_folded = 0;    // affine epilogues folded into constant weights
+  int constant_panels = 0;     // constant operands' panels filled once (compiler/ConstantPanel.h)
 };
 
 /// Progress of tuning a program (the `tessera tune` progress bar): a trial of kernel `index` of

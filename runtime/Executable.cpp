@@ -139,6 +139,17 @@ void Executable::Impl::set_constants(const TensorMap &values, const TensorMap &g
     constants[name] = DeviceTensor(value.type(), buffer);
     constant_names.insert(name);
   }
+  for (const auto &step : lowered.steps)
+    for (const auto &panel : step.panels) {
+      if (panels.count(panel.name)) continue;
+      const HostTensor &source = values.at(panel.source);
+      auto bytes = compiler::fill_constant_panel(panel, source.data(), source.bytes(),
+                                                 tile::dtype_size(panel.dtype));
+      auto buffer = backend.allocate(std::max<size_t>(bytes.size(), 1));
+      if (!bytes.empty()) backend.write(*buffer, bytes.data(), bytes.size());
+      panels[panel.name] = std::move(buffer);
+    }
+  report.constant_panels = static_cast<int>(panels.size());
 }
 
 DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &given,
@@ -200,6 +211,7 @@ DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &given,
     }
   }
   for (const auto &[name, b] : temp_buffers) where[name] = b.get();
+  for (const auto &[name, b] : panels) where[name] = b.get();
 
   run_steps(where);
   for (const auto &[from, to] : copy_after)

@@ -62,8 +62,11 @@ struct Executable::Impl {
   /// gives none of them.
   std::set<std::string> constant_names;
 
-  /// Uploads the values of the inputs fixed at compile time; `given` names the constants of the
-  /// program as it was given.
+  /// The filled panels of constants that kernels read (compiler/ConstantPanel.h), by name.
+  std::map<std::string, std::shared_ptr<DeviceBuffer>> panels;
+
+  /// Uploads the values of the inputs fixed at compile time, and fills and uploads the panels of
+  /// them that the steps read; `given` names the constants of the program as it was given.
   void set_constants(const TensorMap &values, const TensorMap &given);
 
   std::vector<std::string> step_uses(const compiler::Step &s) const;

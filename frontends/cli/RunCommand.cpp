@@ -49,7 +49,7 @@ struct RunOptions {
 /// What `--stats` writes: the compile and the runs.
 struct RunStats {
   int kernels = 0;
-  int constants_folded = 0, epilogues_folded = 0;
+  int constants_folded = 0, epilogues_folded = 0, constant_panels = 0;
   int cache_hits = 0;
   int cache_misses = 0;
   int tuning_trials = 0;
@@ -160,6 +160,7 @@ nlohmann::json stats_json(const RunStats &stats, const OnlineReport &online,
   return {{"kernels", stats.kernels},
           {"constants_folded", stats.constants_folded},
           {"epilogues_folded", stats.epilogues_folded},
+          {"constant_panels", stats.constant_panels},
           {"cache_hits", stats.cache_hits},
           {"cache_misses", stats.cache_misses},
           {"tuning_trials", stats.tuning_trials},
@@ -291,6 +292,7 @@ void run(const RunOptions &options) {
   const CompileReport &report = executable->report();
   stats.constants_folded = report.constants_folded;
   stats.epilogues_folded = report.epilogues_folded;
+  stats.constant_panels = report.constant_panels;
   stats.cache_hits = report.cache_hits;
   stats.cache_misses = report.cache_misses;
   stats.tuning_trials = report.tuning_trials;

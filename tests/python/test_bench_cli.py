@@ -69,10 +69,11 @@ def test_emitted_program_runs_with_its_weights(tessera, tmp_path):
     # With the weights compiled in (batch norm folded into the convolutions): the same outputs
     # up to rounding, and fewer statements left to run.
     tessera("run", d / "small_resnet.tile", *args, "--const-except", "X", "--out-dir",
-            tmp_path / "oc", "--stats", tmp_path / "stats.json")
+            tmp_path / "oc", "--stats", tmp_path / "stats.json", "--device", "cpu")
     np.testing.assert_allclose(np.load(tmp_path / "oc" / "Y.npy"), y, rtol=1e-4, atol=1e-6)
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert stats["epilogues_folded"] > 0 and stats["constants_folded"] > 0
+    assert stats["constant_panels"] > 0  # weights laid out tile by tile while compiling
     # The spec alone runs it too (random weights), as `tessera tune` takes it.
     tessera("run", d / "small_resnet.tile", "--spec", d / "small_resnet.spec.json", "--random", "1",
             "--out-dir", tmp_path / "o2")

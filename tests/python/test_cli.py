@@ -183,7 +183,7 @@ def test_stats_has_every_key(tessera, tmp_path):
     tessera("run", prog, "--spec", matmul_spec(tmp_path), "--random", 1, "--repeat", 3,
             "--stats", tmp_path / "stats.json", "--device", "interp", cwd=tmp_path)
     stats = json.loads((tmp_path / "stats.json").read_text())
-    assert set(stats) == {"kernels", "constants_folded", "epilogues_folded", "cache_hits",
+    assert set(stats) == {"kernels", "constants_folded", "epilogues_folded", "constant_panels", "cache_hits",
                           "cache_misses", "tuning_trials", "tune_seconds", "compile_seconds",
                           "run_seconds", "device", "online"}
     assert stats["device"] == "interp"

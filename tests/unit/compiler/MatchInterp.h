@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -31,6 +32,14 @@ inline void expect_lowered_matches_interp(const tile::BoundProgram &bound,
   }
   for (const auto &step : lowered.steps) {
     ASSERT_EQ(step.kind, Step::Kind::Kernel) << step.host_statement;
+    for (const auto &panel : step.panels) {  // filled as the runtime fills them, in double
+      const auto &source = eval.buffers.at(panel.source);
+      auto bytes = fill_constant_panel(panel, reinterpret_cast<const std::byte *>(source.data()),
+                                       source.size() * sizeof(double), sizeof(double));
+      auto &filled = eval.buffers[panel.name];
+      filled.resize(bytes.size() / sizeof(double));
+      std::memcpy(filled.data(), bytes.data(), bytes.size());
+    }
     for (const auto &p : step.kernel.params)
       if (!eval.buffers.count(p.name))
         eval.buffers[p.name].assign(p.elements,

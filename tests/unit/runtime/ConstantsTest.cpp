@@ -111,6 +111,33 @@ TEST(Constants, EveryDeviceRunsTheFoldedProgramAsInterpRunsTheOriginal) {
   }
 }
 
+TEST(Constants, CpuReadsConstantWeightsFromPanelsFilledOnce) {
+  // Four vector tiles of B's columns on `cpu`: B is laid out tile by tile while compiling (one
+  // filled panel), and every device, that one too, computes what interp computes, run after run.
+  auto program = tile::bind(
+      tile::parse_program(
+          "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }"),
+      {{"A", f32({37, 40})}, {"B", f32({40, 128})}});
+  std::mt19937 rng(3);
+  TensorMap weights = {{"B", random_tensor(f32({40, 128}), rng)}};
+  TensorMap image = {{"A", random_tensor(f32({37, 40}), rng)}};
+  TensorMap all = weights;
+  all["A"] = image["A"];
+  HostTensor ref = interpret(program, all).at("C");
+  DeviceRegistry registry = builtin_devices();
+  for (const auto &name : registry.names()) {
+    CompileOptions options;
+    options.constants = weights;
+    options.policy = TunePolicy::Off;
+    auto exe = registry.create(name)->compile(program, options);
+    if (name == "cpu") {
+      EXPECT_EQ(exe->report().constant_panels, 1);
+    }
+    expect_near(ref, exe->run(image).at("C"), name);
+    expect_near(ref, exe->run(image).at("C"), name + ", second run");
+  }
+}
+
 TEST(Constants, FoldsOnlyWhatDependsOnConstantsAlone) {
   // A is a run's input: nothing reading it folds; a broadcast much larger than its constant
   // operand stays a kernel; an output computed from constants alone is still computed.
