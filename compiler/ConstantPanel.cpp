@@ -16,7 +16,8 @@ int64_t ConstantPanel::points() const {
 const ConstantPanel &ConstantPanels::add(ConstantPanel p) {
   std::string layout = p.source + "/" + std::to_string(p.tiles) + "x" + std::to_string(p.width) +
                        "+" + std::to_string(p.base);
-  for (const auto &d : p.dims) layout += "/" + std::to_string(d.extent) + ":" + std::to_string(d.stride);
+  for (const auto &d : p.dims)
+    layout += "/" + std::to_string(d.extent) + ":" + std::to_string(d.stride);
   p.name = p.source + "@panel" + std::to_string(std::hash<std::string>{}(layout) % 1000000007);
   for (const auto &q : panels)
     if (q.name == p.name) return q;
@@ -34,7 +35,8 @@ std::vector<std::byte> fill_constant_panel(const ConstantPanel &p, const std::by
     for (size_t d = 0; d < p.dims.size(); ++d) offset += at[d] * p.dims[d].stride;
     for (int64_t t = 0; t < p.tiles; ++t) {
       int64_t from = offset + t * p.width;
-      TESSERA_INTERNAL_ASSERT(from >= 0 && static_cast<size_t>(from + p.width) * elem <= source_bytes,
+      TESSERA_INTERNAL_ASSERT(from >= 0 &&
+                                  static_cast<size_t>(from + p.width) * elem <= source_bytes,
                               "constant panel " + p.name + " reads past its source");
       std::memcpy(out.data() + static_cast<size_t>((t * points + point) * p.width) * elem,
                   source + static_cast<size_t>(from) * elem, static_cast<size_t>(p.width) * elem);
