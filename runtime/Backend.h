@@ -79,11 +79,6 @@ class Backend {
   virtual void read(DeviceBuffer &buffer, void *host, size_t bytes) = 0;
   /// Wait for everything enqueued.
   virtual void finish() = 0;
-  /// Drops `buffer` from the host's caches where the device computes out of them (a no-op
-  /// elsewhere). The tuner's timed runs start so (docs/tuning.md): in a whole network a kernel's
-  /// weights and output are not in cache when it starts, and what is fastest on hot data (weights
-  /// read in short pieces far apart) can be slow there.
-  virtual void evict(DeviceBuffer &buffer) { (void)buffer; }
 
   /// Builds finished kernels (compiler/Finish.h). `binaries` keeps compiled code between processes
   /// (null: none). Throws tile::Error, with the driver's log where there is one, when a kernel does

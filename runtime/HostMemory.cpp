@@ -56,14 +56,4 @@ void HostMemoryBackend::read(DeviceBuffer &buffer, void *host, size_t bytes) {
   if (bytes > 0) std::memcpy(host, host_data(buffer), bytes);
 }
 
-void HostMemoryBackend::evict(DeviceBuffer &buffer) {
-#if defined(__x86_64__) || defined(__i386__)
-  const std::byte *p = host_data(buffer);
-  for (size_t at = 0; at < buffer.bytes(); at += 64) __builtin_ia32_clflush(p + at);
-  __builtin_ia32_mfence();
-#else
-  (void)buffer;
-#endif
-}
-
 }  // namespace tessera

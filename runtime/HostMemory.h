@@ -34,7 +34,6 @@ class HostMemoryBackend : public Backend {
   void write(DeviceBuffer &buffer, const void *host, size_t bytes) override;
   void read(DeviceBuffer &buffer, void *host, size_t bytes) override;
   void finish() override {}
-  void evict(DeviceBuffer &buffer) override;
 };
 
 /// The host's physical memory in bytes: the largest tensor the `cpu` and `interp` devices hold.

@@ -170,57 +170,6 @@ TEST(Tuner, TimesDistinctCandidatesWithinTheBudget) {
   EXPECT_EQ(none.trials.size(), 1u);  // no seconds left after the untuned kernel
 }
 
-/// The `cpu` backend, counting the buffers the kernel bench drops from the cache.
-class EvictionCounter : public Backend {
- public:
-  DeviceInfo info() const override { return cpu_.info(); }
-  compiler::Target target() const override { return cpu_.target(); }
-  std::shared_ptr<DeviceBuffer> allocate(size_t bytes) override { return cpu_.allocate(bytes); }
-  void fill(DeviceBuffer &b, uint8_t byte) override { cpu_.fill(b, byte); }
-  void copy(DeviceBuffer &from, DeviceBuffer &to, size_t bytes) override {
-    cpu_.copy(from, to, bytes);
-  }
-  void write(DeviceBuffer &b, const void *host, size_t bytes) override {
-    cpu_.write(b, host, bytes);
-  }
-  void read(DeviceBuffer &b, void *host, size_t bytes) override { cpu_.read(b, host, bytes); }
-  void finish() override { cpu_.finish(); }
-  void evict(DeviceBuffer &b) override {
-    cpu_.evict(b);
-    ++evicted;
-  }
-  std::unique_ptr<CompiledKernels> build(const std::vector<const compiler::Kernel *> &kernels,
-                                         BinaryStore *binaries) override {
-    return cpu_.build(kernels, binaries);
-  }
-  std::string source(const std::vector<const compiler::Kernel *> &kernels) override {
-    return cpu_.source(kernels);
-  }
-  int evicted = 0;
-
- private:
-  Backend &cpu_ = cpu_backend();
-};
-
-// Every timed run (warm-ups too) starts with all of the kernel's buffers out of the cache, as in a
-// whole network; the bytes survive the eviction, so the product is still right.
-TEST(KernelBench, EveryRunStartsWithTheBuffersOutOfCache) {
-  auto k = capture(bind_text(kMatmul, {{"A", f32({3, 2})}, {"B", f32({2, 2})}})).at(0);
-  EvictionCounter counting;
-  std::vector<float> a = {1, 2, 3, 4, 5, 6}, b = {1, 0, 0, 1};
-  auto bytes = [](const std::vector<float> &v) {
-    std::vector<std::byte> out(v.size() * 4);
-    std::memcpy(out.data(), v.data(), out.size());
-    return out;
-  };
-  auto m = make_kernel_bench(counting, nullptr)->measure(k.kernel, {bytes(a), bytes(b)}, 1, 2);
-  EXPECT_EQ(counting.evicted, 3 * 3);  // C, A and B before each of three runs
-  ASSERT_EQ(m.outputs.size(), 1u);
-  std::vector<float> c(6);
-  std::memcpy(c.data(), m.outputs[0].data(), 24);
-  EXPECT_EQ(c, a);
-}
-
 TEST(Tuner, FlopsOfAMatmul) {
   auto k = capture(bind_text(kMatmul, {{"A", f32({4, 5})}, {"B", f32({5, 6})}})).at(0);
   EXPECT_EQ(compiler::tune::nest_flops(k.nest), 2.0 * 4 * 5 * 6);
