@@ -43,8 +43,9 @@ bool one_point_reaches_all(const ContractionNest &n) {
   for (size_t j = r; j < n.indices.size(); ++j)
     for (const auto &g : n.guards)
       if (g.coeffs[j] != 0) {
+        if (n.indices[j].extent < 1) return false;  // no point at all
         chosen.push_back(j);
-        choices *= std::max<int64_t>(n.indices[j].extent, 1);
+        choices *= n.indices[j].extent;
         if (choices > 4096) return false;
         break;
       }
