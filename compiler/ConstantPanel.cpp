@@ -1,7 +1,6 @@
 #include "compiler/ConstantPanel.h"
 
 #include <cstring>
-#include <functional>
 
 #include "tile/Diagnostics.h"
 
@@ -14,11 +13,11 @@ int64_t ConstantPanel::points() const {
 }
 
 const ConstantPanel &ConstantPanels::add(ConstantPanel p) {
-  std::string layout = p.source + "/" + std::to_string(p.tiles) + "x" + std::to_string(p.width) +
-                       "+" + std::to_string(p.base);
-  for (const auto &d : p.dims)
-    layout += "/" + std::to_string(d.extent) + ":" + std::to_string(d.stride);
-  p.name = p.source + "@panel" + std::to_string(std::hash<std::string>{}(layout) % 1000000007);
+  // The name spells the whole layout: kernels compiled apart that read the same panel name the
+  // same buffer, and two layouts never share one (a hash of it could).
+  auto num = [](int64_t v) { return v < 0 ? "m" + std::to_string(-v) : std::to_string(v); };
+  p.name = p.source + "@panel" + num(p.tiles) + "x" + num(p.width) + "+" + num(p.base);
+  for (const auto &d : p.dims) p.name += "_" + num(d.extent) + ":" + num(d.stride);
   for (const auto &q : panels)
     if (q.name == p.name) return q;
   panels.push_back(std::move(p));

@@ -19,7 +19,7 @@ namespace tessera::compiler {
 /// panel[t][p][lane] = source[base + t * width + lane + sum_d p_d * stride_d] for every tile t of
 /// `width` lanes and point p = (p_0, ...) of `dims` (row-major, p_d < extent_d).
 struct ConstantPanel {
-  std::string name;    // the buffer the kernel reads: "<source>@panel<hash>"
+  std::string name;    // the buffer the kernel reads: "<source>@panel<layout>" (add())
   std::string source;  // the constant input
   tile::DType dtype;
   int64_t tiles = 0, width = 0, base = 0;
