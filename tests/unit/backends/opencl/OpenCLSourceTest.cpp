@@ -69,6 +69,23 @@ TEST(OpenCLSource, HalfIsStoredWithVstoreHalfAndDoubleEnablesFp64) {
       << s.source;
 }
 
+// A local array of half holds floats (OpenCL computes half in float): stores into it need no
+// (half) cast, which NVIDIA's compiler rejects without cl_khr_fp16.
+TEST(OpenCLSource, HalfInALocalArrayIsStoredAsFloat) {
+  Type half{DType::Float16, 1};
+  Stmt body =
+      Allocate::make("T", half, 4, true,
+                     Block::make({Store::make("T", var("i"), Load::make(half, "X", var("i"))),
+                                  Store::make("O", var("i"), Load::make(half, "T", var("i")))}));
+  Kernel k{"h",
+           {{"X", DType::Float16, 4, false}, {"O", DType::Float16, 4, true}},
+           For::make("i", i32(0), i32(4), ForKind::Serial, body)};
+  std::string src = kernel_source(k).source;
+  EXPECT_NE(src.find("__local float T[4];"), std::string::npos) << src;
+  EXPECT_NE(src.find("T[i] = vload_half(i, X);"), std::string::npos) << src;
+  EXPECT_EQ(src.find("(half)"), std::string::npos) << src;
+}
+
 // cl_khr_fp64 follows the kernel's types, not its text: a loop variable may be called `doubled`,
 // and a float32 kernel may compute in float64.
 TEST(OpenCLSource, Fp64FollowsTheTypesNotTheText) {
