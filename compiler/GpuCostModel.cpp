@@ -39,6 +39,31 @@ int64_t least_waste_tile(int64_t e, int64_t lo, int64_t hi) {
   return best;
 }
 
+// Work-groups a SIMT schedule launches: dimension 0 spans d0's tiles, 1 d1's, 2 the other outputs.
+int64_t simt_groups(const ContractionNest &n, const Schedule &s, int d0, int d1) {
+  int64_t groups = 1;
+  for (size_t j = 0; j < n.outputs(); ++j) {
+    int64_t e = std::max<int64_t>(1, n.indices[j].extent),
+            tiles = (e + s.tile_sizes[j] - 1) / s.tile_sizes[j];
+    int d = static_cast<int>(j) == d0 ? 0 : static_cast<int>(j) == d1 ? 1 : 2;
+    groups *= d < 2 ? (tiles + s.workgroup[d] - 1) / s.workgroup[d] : tiles;
+  }
+  return groups;
+}
+
+// Trades the SIMT register tile for work-items until every compute unit has a work-group: on an
+// H200 (132 multiprocessors) ResNet-50's 7x7x2048 convolutions ran in 28 groups of 16x16 work-items
+// of 4x4 outputs, 3x slower than the tuner's 1x4 outputs in groups of 16x8.
+void fill_compute_units(const ContractionNest &n, Schedule &s, const Target &target, int d0,
+                        int d1) {
+  auto enough = [&] { return simt_groups(n, s, d0, d1) >= target.cores; };
+  if (enough()) return;
+  if (d0 >= 0) s.tile_sizes[d0] = 1;  // the columns first: the rows share each loaded weight
+  if (!enough()) s.workgroup[1] = std::max<int64_t>(1, s.workgroup[1] / 2);
+  if (!enough()) s.workgroup[0] = std::max<int64_t>(1, s.workgroup[0] / 2);
+  if (!enough() && d1 >= 0) s.tile_sizes[d1] = std::min<int64_t>(2, s.tile_sizes[d1]);
+}
+
 }  // namespace
 
 bool stageable(const ContractionNest &n) {
@@ -49,10 +74,9 @@ bool stageable(const ContractionNest &n) {
 double gpu_schedule_cost(const ContractionNest &n, const Schedule &s, const Target &target) {
   size_t r = n.outputs();
   bool wide = wide_vector_target(target);
-  // Scalar registers per invocation: 64, more on Vulkan where the 16x16 tile is the model's choice.
-  int registers = wide                         ? (target.vector_bits >= 512 ? 32 : 16)
-                  : target.backend == "vulkan" ? 288
-                                               : 64;
+  // Scalar registers per invocation: 64, more on lavapipe where the 16x16 tile is the model's
+  // choice.
+  int registers = wide ? (target.vector_bits >= 512 ? 32 : 16) : target.cpu_invocations ? 288 : 64;
   double points = 1, waste = 1, items = 1;
   int64_t rows = 1, cols = 1;
   for (size_t j = 0; j < r && j < s.tile_sizes.size(); ++j) {
@@ -132,7 +156,7 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
   }
   bool wide = wide_vector_target(target);
   bool reduces = k > r;
-  bool big_tile = !wide && target.backend == "vulkan";
+  bool big_tile = !wide && target.cpu_invocations;
 
   // The contiguous output index, vectorized with the widest width dividing its extent.
   int v = -1;
@@ -186,20 +210,20 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
       s.tile_sizes[row] = t ? t : std::min(max_rows, e);
     }
   } else if (big_tile) {
-    // Vulkan: a large scalar register tile per invocation (each loaded value used 16 times), the
-    // work-group spanning the contiguous index alone. Loads decide llvmpipe's speed: it loads
-    // storage buffers lane by lane (uniform or not), so the GLSL backend reads float32 inputs by
-    // texels of four where tiles of 4 align them (GlslSource.h), and the fewer fetches per FMA the
-    // better while spilled accumulators cost little. SGEMM 1024 on lavapipe, Sapphire Rapids, in
-    // GFLOP per CPU-second with the FMA roofline at 42-48: by texels 16x8 23-30, 16x16 26-29, 8x16
-    // 20-25, 8x8 16-24, 4x4 10, work-groups of 8 to 64 alike; without the fetches 42; by
-    // storage-buffer loads about 5. On an AVX2 EPYC (Zen 3), as a share of the roofline measured
-    // just before: 16x8 0.26-0.36, 16x16 0.46-0.49, 16x16 with eight updates of an accumulator in
-    // a row (AlignedLoads.h) 0.52-0.56; 32x16 and 16x32 lower (0.40-0.45).
-    // Fewer columns where 16 would not divide the extent or would leave fewer work-items than a
-    // subgroup has lanes: llvmpipe runs a subgroup's lanes as one SIMD vector, empty or not
-    // (Xception's 37x37x64 Winograd product took twice as long with 4 work-items of 16 columns as
-    // with 8 of 8). Not below 4, the texel.
+    // lavapipe (Vulkan on the CPU): a large scalar register tile per invocation (each loaded value
+    // used 16 times), the work-group spanning the contiguous index alone. Loads decide llvmpipe's
+    // speed: it loads storage buffers lane by lane (uniform or not), so the GLSL backend reads
+    // float32 inputs by texels of four where tiles of 4 align them (GlslSource.h), and the fewer
+    // fetches per FMA the better while spilled accumulators cost little. SGEMM 1024 on lavapipe,
+    // Sapphire Rapids, in GFLOP per CPU-second with the FMA roofline at 42-48: by texels 16x8
+    // 23-30, 16x16 26-29, 8x16 20-25, 8x8 16-24, 4x4 10, work-groups of 8 to 64 alike; without the
+    // fetches 42; by storage-buffer loads about 5. On an AVX2 EPYC (Zen 3), as a share of the
+    // roofline measured just before: 16x8 0.26-0.36, 16x16 0.46-0.49, 16x16 with eight updates of
+    // an accumulator in a row (AlignedLoads.h) 0.52-0.56; 32x16 and 16x32 lower (0.40-0.45). Fewer
+    // columns where 16 would not divide the extent or would leave fewer work-items than a subgroup
+    // has lanes: llvmpipe runs a subgroup's lanes as one SIMD vector, empty or not (Xception's
+    // 37x37x64 Winograd product took twice as long with 4 work-items of 16 columns as with 8 of 8).
+    // Not below 4, the texel.
     const int64_t rows = 16;
     int64_t cols = 16;
     if (v >= 0) {
@@ -214,7 +238,7 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
           std::min(least_waste_tile(e, rows / 2, rows), e);  // a divisor wastes none
     }
   } else {
-    // SIMT: 4x4 scalar accumulators per work-item.
+    // SIMT: 4x4 scalar accumulators per work-item, fewer where that leaves compute units idle.
     if (v >= 0 && free_of_guards(n, v)) s.tile_sizes[v] = std::min<int64_t>(4, n.indices[v].extent);
     if (row >= 0) s.tile_sizes[row] = std::min<int64_t>(4, n.indices[row].extent);
   }
@@ -239,6 +263,7 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
   } else {
     s.workgroup = {std::min<int64_t>(16, max_items),
                    std::min<int64_t>(16, std::max<int64_t>(1, max_items / 16))};
+    fill_compute_units(n, s, target, d0, d1);
   }
   // SIMT GPUs stage operand tiles in local memory (chunks of up to 16 reduction steps of both
   // operands' block tiles) when the nest allows it (GpuMapping.h) and they fit.

@@ -17,6 +17,9 @@ struct Target {
   int64_t local_memory_bytes = 0;  // GPU work-group shared memory; 0 on CPUs
   int max_workgroup_size = 1;
   int subgroup_size = 1;
+  /// A GPU API served by the CPU (lavapipe): invocations are SIMD lanes of CPU threads, so tall
+  /// scalar register tiles pay where a SIMT GPU would want more work-items instead.
+  bool cpu_invocations = false;
   bool has_fp16 = false;
   bool has_fp64 = true;
 

@@ -1,5 +1,6 @@
 #include "backends/vulkan/VulkanContext.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -101,6 +102,15 @@ VkInstance instance() {
   return inst;
 }
 
+bool has_extension(VkPhysicalDevice pd, const char *name) {
+  uint32_t count = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> extensions(count);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, extensions.data());
+  return std::any_of(extensions.begin(), extensions.end(),
+                     [&](const auto &e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
 std::unique_ptr<Gpu> describe(VkPhysicalDevice pd, uint32_t family) {
   auto g = std::make_unique<Gpu>();
   g->physical = pd;
@@ -130,12 +140,17 @@ std::unique_ptr<Gpu> describe(VkPhysicalDevice pd, uint32_t family) {
     VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceFloatControlsProperties fc{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+    // NVIDIA's drivers tell their multiprocessors: the cost model sizes tiles to fill them.
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
     sub.pNext = &drv;
     drv.pNext = &fc;
+    if (has_extension(pd, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) fc.pNext = &sm;
     VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     p2.pNext = &sub;
     vkGetPhysicalDeviceProperties2(pd, &p2);
     g->subgroup_size = std::max(1u, sub.subgroupSize);
+    g->cores = static_cast<int>(std::max(1u, sm.shaderSMCount));
     driver = std::string(drv.driverName) + " " + drv.driverInfo;
     g->nan_preserve = {static_cast<bool>(fc.shaderSignedZeroInfNanPreserveFloat16),
                        static_cast<bool>(fc.shaderSignedZeroInfNanPreserveFloat32),
@@ -144,7 +159,7 @@ std::unique_ptr<Gpu> describe(VkPhysicalDevice pd, uint32_t family) {
   const auto &lim = g->props.limits;
   bool cpu = g->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   // A CPU device (lavapipe) runs work-groups on one thread per core; Vulkan has no query for a
-  // GPU's compute units.
+  // GPU's compute units but NVIDIA's extension above.
   if (cpu) g->cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto &f = g->facts;
   f["vendor"] = vendor_name(g->props.vendorID);
@@ -152,7 +167,7 @@ std::unique_ptr<Gpu> describe(VkPhysicalDevice pd, uint32_t family) {
   f["device_type"] = type_name(g->props.deviceType);
   f["driver_version"] = driver;
   f["api_version"] = version_string(g->api_version);
-  f["compute_units"] = cpu ? std::to_string(g->cores) : "unknown";
+  f["compute_units"] = cpu || g->cores > 1 ? std::to_string(g->cores) : "unknown";
   f["local_memory_bytes"] = std::to_string(lim.maxComputeSharedMemorySize);
   f["max_workgroup_size"] = std::to_string(lim.maxComputeWorkGroupInvocations);
   f["subgroup_size"] = std::to_string(g->subgroup_size);

@@ -34,7 +34,7 @@ struct Gpu {
   VkPhysicalDeviceProperties props{};
   VkPhysicalDeviceMemoryProperties memory{};
   uint32_t subgroup_size = 1;
-  int cores = 1;  // CPU threads for a CPU device (lavapipe), else 1 (Vulkan does not say)
+  int cores = 1;  // CPU threads (lavapipe), NVIDIA's multiprocessors, else 1 (Vulkan does not say)
   ShaderFeatures features;
   NanPreserve nan_preserve;
   std::map<std::string, std::string> facts;

@@ -172,6 +172,7 @@ TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
   Target lavapipe = simt_target();
   lavapipe.cores = 2;
   lavapipe.subgroup_size = 8;
+  lavapipe.cpu_invocations = true;
   auto tiles = [&](int64_t m, int64_t n) {
     auto bound = bind_program(
         "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
@@ -183,6 +184,26 @@ TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
   EXPECT_EQ(tiles(1024, 728), (std::vector<int64_t>{16, 8, 1}));  // 16 does not divide 728
   EXPECT_EQ(tiles(1024, 16), (std::vector<int64_t>{16, 4, 1}));   // the texel, whatever the lanes
   EXPECT_EQ(tiles(37, 1024), (std::vector<int64_t>{13, 16, 1}));  // 39 rows computed, not 48
+}
+
+// A SIMT GPU keeps 4x4 outputs per work-item in groups of 16x16 while that gives every compute
+// unit a group; with 132 units (an H200) a 49x2048 product trades columns per item, then group
+// rows, for work-groups.
+TEST(GpuMapping, SimtTilesShrinkUntilEveryComputeUnitHasAGroup) {
+  auto schedule = [&](int cores) {
+    Target gpu = simt_target();
+    gpu.cores = cores;
+    auto bound = bind_program(
+        "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+        {{"A", {DType::Float32, {49, 512}}}, {"B", {DType::Float32, {512, 2048}}}});
+    return lower(bound, gpu).steps.at(0).schedule;
+  };
+  Schedule few = schedule(16);
+  EXPECT_EQ(few.tile_sizes, (std::vector<int64_t>{4, 4, 1}));
+  EXPECT_EQ(few.workgroup, (std::vector<int64_t>{16, 16}));
+  Schedule many = schedule(132);
+  EXPECT_EQ(many.tile_sizes, (std::vector<int64_t>{4, 1, 1}));
+  EXPECT_EQ(many.workgroup, (std::vector<int64_t>{16, 8}));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ inline compiler::Target lavapipe_like() {
   t.local_memory_bytes = 32 << 10;
   t.max_workgroup_size = 1024;
   t.subgroup_size = 8;
+  t.cpu_invocations = true;
   t.has_fp16 = true;
   t.narrow_indices = true;
   t.unswitch_guards = true;
