@@ -1,5 +1,6 @@
 #include "runtime/HostMemory.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -18,10 +19,25 @@ int64_t host_memory_bytes() {
   return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : 0;
 }
 
+namespace {
+
+constexpr size_t kHugePage = 2 << 20;
+
+}  // namespace
+
 std::shared_ptr<DeviceBuffer> HostMemoryBackend::allocate(size_t bytes) {
   // Cache-line aligned: AVX-512 loads at malloc's 16-byte alignment straddle two lines.
   size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-  void *p = std::aligned_alloc(64, rounded);
+  void *p = nullptr;
+  if (rounded >= kHugePage) {
+    // Large buffers (weights, activations, the run's arena) in transparent huge pages, which
+    // Debian's kernels give only where asked (THP mode madvise).
+    rounded = (rounded + kHugePage - 1) / kHugePage * kHugePage;
+    p = std::aligned_alloc(kHugePage, rounded);
+    if (p) madvise(p, rounded, MADV_HUGEPAGE);
+  } else {
+    p = std::aligned_alloc(64, rounded);
+  }
   if (!p)
     throw tile::Error("error: " + info().name + ": cannot allocate " + std::to_string(bytes) +
                       " bytes of memory");

@@ -2,7 +2,10 @@
 // worked out by hand, and the registry's default device.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "backends/Registry.h"
+#include "runtime/HostMemory.h"
 #include "tile/Diagnostics.h"
 #include "tile/Parser.h"
 
@@ -20,6 +23,19 @@ TensorMap run_cpu(const std::string &text, const TensorMap &inputs) {
   for (const auto &[n, t] : inputs) types[n] = t.type();
   auto bound = tile::bind(tile::parse_program(text), types);
   return builtin_devices().create("cpu")->compile(bound)->run(inputs);
+}
+
+// Buffers of 2 MB or more start on a huge-page boundary (advised into transparent huge pages);
+// smaller ones on a cache line. Both hold what is written.
+TEST(CpuDevice, LargeBuffersStartOnAHugePage) {
+  auto cpu = builtin_devices().create("cpu");
+  for (int64_t n : {int64_t{100}, int64_t{(2 << 20) / 4}, int64_t{3'000'000}}) {
+    DeviceTensor t = cpu->allocate({tile::DType::Float32, {n}});
+    auto at = reinterpret_cast<uintptr_t>(host_data(*t.buffer()));
+    EXPECT_EQ(at % (n * 4 >= (2 << 20) ? 2 << 20 : 64), 0u) << n;
+    std::memset(host_data(*t.buffer()), 7, n * 4);
+    EXPECT_EQ(host_data(*t.buffer())[n * 4 - 1], std::byte{7});
+  }
 }
 
 TEST(CpuDevice, IsTheDefaultDevice) {
