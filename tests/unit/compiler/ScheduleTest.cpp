@@ -146,6 +146,31 @@ TEST(SplitBorders, ShortInteriorRowsTakeWiderVectorTiles) {
   expect_matches_interp(conv(7, 1, 1, 1), in);
 }
 
+// AVX2 (16 registers): 128 rows take 4 of the 6 that two vectors would allow, so a third vector
+// uses the registers left, unless its panel would not fit half of L2 (K = 3072: 288 KB); AVX-512
+// keeps its own choice.
+TEST(RegisterTile, FourRowsTakeAThirdVectorWhileThePanelFitsL2) {
+  auto tiles = [](int64_t k, int64_t n, int vector_bits) {
+    Target t;
+    t.cores = 2, t.vector_bits = vector_bits, t.l2_bytes = 512 << 10;
+    auto lowered =
+        lower_text("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+                   {{"A", f32({128, k})}, {"B", f32({k, n})}}, t);
+    return lowered.steps[0].schedule.tile_sizes;
+  };
+  EXPECT_EQ(tiles(768, 3072, 256), (std::vector<int64_t>{4, 24, 1}));
+  EXPECT_EQ(tiles(3072, 768, 256), (std::vector<int64_t>{4, 16, 1}));
+  EXPECT_EQ(tiles(768, 1024, 256), (std::vector<int64_t>{4, 16, 1}));  // 128 vectors: no third
+  EXPECT_EQ(tiles(768, 3072, 512), (std::vector<int64_t>{8, 48, 1}));
+  expect_matches_interp(
+      "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+      {{"A", f32({8, 16})}, {"B", f32({16, 48})}}, [] {
+        Target t;
+        t.cores = 2, t.vector_bits = 256;
+        return t;
+      }());
+}
+
 TEST(SplitBorders, BorderStripsAreRowBlockedAndTailsPeeled) {
   // 3x3 on 14x14 (interior 12x12) under 5 rows of 2 vectors: every border strip and every partial
   // row tile (of 2 rows) gets a row-blocked accumulator of its own, without a tail guard; only the
