@@ -108,8 +108,9 @@ VkBufferView VkBuf::texels() {
   return texels_;
 }
 
-// Invocations per work-group: 64 (a multiple of every subgroup size), capped by the device, and on
-// a CPU device smaller where that leaves too few work-groups to keep every core busy.
+// Invocations per work-group: 64 (a multiple of every subgroup size), capped by the device, and
+// smaller where that leaves too few work-groups to keep every core busy (lavapipe's CPU threads,
+// NVIDIA's multiprocessors; a device that does not tell counts as one).
 uint32_t local_size_for(const Gpu &g, int64_t invocations) {
   const auto &lim = g.props.limits;
   uint32_t size =
