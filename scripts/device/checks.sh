@@ -5,6 +5,12 @@
 # on CUDA as the peer. Each step has its own time limit, so one slow step leaves the rest their time.
 # Logs and JSON go to $OUT/checks.tar.gz, brought up to date after each step (the device tool
 # brings back only a few files).   Usage: scripts/device/checks.sh BUNDLE.tar.xz [SHARED_DIR]
+# As run on 2026-11-26 (an H200, 166 s): here, `echo /.gpu/ >>.git/info/exclude`, bundle.sh
+# .gpu/bundle.tar.xz, `cp -r ../shared .gpu/shared`, and in .gpu/gl the Debian packages of the
+# Vulkan and GL loaders (apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0
+# libgles2); then the device command, carrying .gpu:
+#   for f in .gpu/gl/*.deb; do dpkg -x $f /; done; ldconfig
+#   bash scripts/device/checks.sh .gpu/bundle.tar.xz .gpu/shared
 set -u
 out=/tmp/tessera-checks
 mkdir -p "$out" "${OUT:=$out.tar}"
