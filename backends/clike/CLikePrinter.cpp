@@ -24,9 +24,12 @@ std::string Dialect::load(const std::string &buffer, DType dtype, bool,
   return dtype == DType::Bool ? "(" + v + " != 0)" : v;
 }
 
-std::string Dialect::store(const std::string &buffer, DType dtype, bool, const std::string &index,
-                           const std::string &value) const {
-  std::string mt = memory_type(dtype);
+std::string Dialect::store(const std::string &buffer, DType dtype, bool global,
+                           const std::string &index, const std::string &value) const {
+  // Global buffers hold memory types; the printer's own arrays what it declares them with
+  // (Allocate below): compute types (half in float), bools as bytes. A (half) cast into a float
+  // array needs cl_khr_fp16, which NVIDIA's OpenCL lacks.
+  std::string mt = global || dtype == DType::Bool ? memory_type(dtype) : compute_type(dtype);
   std::string v = mt == compute_type(dtype) ? value : "(" + mt + ")(" + value + ")";
   return buffer + "[" + index + "] = " + v + ";";
 }

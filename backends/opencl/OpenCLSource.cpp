@@ -51,10 +51,6 @@ class OpenCLDialect : public clike::Dialect {
                     const std::string &value) const override {
     if (global && t == DType::Float16)
       return "vstore_half_rte(" + value + ", " + index + ", " + buffer + ");";
-    // The printer's own arrays hold half in float (its compute type), as GLSL's do: a (half) cast
-    // needs cl_khr_fp16, which NVIDIA's OpenCL lacks (local-memory staging of float16 failed to
-    // build on an H200).
-    if (t == DType::Float16) return buffer + "[" + index + "] = " + value + ";";
     return Dialect::store(buffer, t, global, index, value);
   }
   std::string vector_load(const std::string &buffer, int lanes,
