@@ -100,8 +100,10 @@ bool is_view(const tile::BoundProgram &p, const tile::BoundStatement &s,
 }  // namespace
 
 bool is_special(const tile::BoundStatement &s) {
+  // `index` is the element's own coordinate: elementwise code, fused into its readers like any
+  // other (Inception's average pools computed two index tensors per pool, each its own kernel).
   return !s.is_contraction() && s.expr()->kind == tile::Expr::Kind::Call &&
-         tile::is_special(s.expr()->op);
+         tile::is_special(s.expr()->op) && s.expr()->op != tile::Intrinsic::Index;
 }
 
 std::vector<std::string> statement_reads(const tile::BoundStatement &s) {

@@ -37,6 +37,7 @@ struct FusionPlan {
 FusionPlan plan_fusion(const tile::BoundProgram &program);
 
 /// Whether `s` is a special (reshape, gather, prng_*, ...): lowered on its own, never fused.
+/// `index` is not: the compiler lowers it as elementwise code.
 bool is_special(const tile::BoundStatement &s);
 
 /// Tensors `s` reads directly (inputs of contractions, defaults, every Ref in an expression).

@@ -128,7 +128,9 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
     step.name = s.output;
     step.fused = std::move(fused[s.output]);
     const bool special = is_special(s);
-    if (special || assign_may_write_twice(program, s)) {
+    std::optional<ContractionNest> special_loops =
+        special ? special_nest(program, s, plan) : std::nullopt;
+    if ((special && !special_loops) || assign_may_write_twice(program, s)) {
       auto body = special ? lower_special(program, s) : std::nullopt;
       if (!body) {
         step.kind = PlannedStep::Kind::Host;
@@ -143,7 +145,9 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
       if (log) log("lower " + s.output, print_stmt(step.body));
     } else {
       auto fused = plan.contraction_of.find(s.output);
-      if (s.is_contraction())
+      if (special_loops)
+        step.nest = std::move(*special_loops);
+      else if (s.is_contraction())
         step.nest = contraction_nest(s, s, ctx);
       else if (fused != plan.contraction_of.end())
         step.nest = contraction_nest(statement(program, fused->second), s, ctx);

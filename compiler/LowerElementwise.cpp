@@ -123,7 +123,9 @@ Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords,
       return Select::make(cond, arg(1, t), arg(2, t));
     }
     case IntrinsicKind::Special:
-      TESSERA_INTERNAL_ASSERT(false, "special inside an elementwise expression");
+      // `index(X, axis)`: the coordinate itself; X gives only the shape.
+      TESSERA_INTERNAL_ASSERT(e.op == Intrinsic::Index, "special inside an elementwise expression");
+      return convert_value(coords[e.args[1]->int_value], t);
     case IntrinsicKind::Arith:
     case IntrinsicKind::Bitwise:
     case IntrinsicKind::FloatMath:
@@ -158,7 +160,8 @@ Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords,
   return Call::make(scalar(t), e.op, args);
 }
 
-ContractionNest elementwise_nest(const tile::BoundStatement &s, const ElementwiseContext &ctx) {
+ContractionNest assign_nest(const tile::BoundStatement &s,
+                            const std::function<Expr(const std::vector<Expr> &)> &value) {
   ContractionNest n;
   n.name = s.output;
   std::vector<Expr> coords;
@@ -170,11 +173,15 @@ ContractionNest elementwise_nest(const tile::BoundStatement &s, const Elementwis
   n.agg = tile::AggOp::Assign;
   n.result_type = scalar(s.type.dtype);
   n.acc_type = n.result_type;
-  n.value = convert_value(lower_value(*s.expr(), coords, ctx), s.type.dtype);
+  n.value = convert_value(value(coords), s.type.dtype);
   n.out_buffer = s.output;
   n.out_index = broadcast_index(s.type.shape, coords);
   n.empty = s.type.elements() == 0;
   return n;
+}
+
+ContractionNest elementwise_nest(const tile::BoundStatement &s, const ElementwiseContext &ctx) {
+  return assign_nest(s, [&](const std::vector<Expr> &c) { return lower_value(*s.expr(), c, ctx); });
 }
 
 }  // namespace tessera::compiler

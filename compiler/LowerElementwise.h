@@ -2,6 +2,7 @@
 // interpreter's typing (each node computes in its bound dtype); fused producers are inlined.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords,
 
 /// `e` converted as the interpreter converts (bool targets test != 0).
 Expr convert_value(Expr e, tile::DType to);
+
+/// A kernel nest over `s`'s shape storing value(coords) at each element (i64 coordinate vars).
+ContractionNest assign_nest(const tile::BoundStatement &s,
+                            const std::function<Expr(const std::vector<Expr> &)> &value);
 
 /// A kernel nest over `s`'s shape computing its expression (with fusion).
 ContractionNest elementwise_nest(const tile::BoundStatement &s, const ElementwiseContext &ctx);

@@ -13,24 +13,45 @@ using tile::Intrinsic;
 
 Type scalar(tile::DType t) { return Type{t, 1}; }
 
-// Loops i0..i{n-1} over `shape` around body(coords).
-template <typename F>
-Stmt loops(const std::vector<int64_t> &shape, F body) {
-  std::vector<Expr> coords;
-  for (size_t d = 0; d < shape.size(); ++d) coords.push_back(var("i" + std::to_string(d)));
-  Stmt s = body(coords);
-  for (size_t d = shape.size(); d-- > 0;)
-    s = For::make("i" + std::to_string(d), imm(0), imm(shape[d]),
-                  d == 0 ? ForKind::Parallel : ForKind::Serial, s);
-  return s;
-}
-
 Expr clamp_index(Expr raw, int64_t n) {
   Expr i = raw->type.dtype == tile::DType::Int64 ? raw : Cast::make(Type::i64(), raw);
   return Binary::make(Op::Min, Binary::make(Op::Max, i, imm(0)), imm(n - 1));
 }
 
 }  // namespace
+
+std::optional<ContractionNest> special_nest(const tile::BoundProgram &p,
+                                            const tile::BoundStatement &s, const FusionPlan &plan) {
+  const tile::BoundExpr &e = *s.expr();
+  auto tensor = [&](size_t i) -> const tile::BoundExpr * {
+    return i < e.args.size() && e.args[i]->kind == tile::Expr::Kind::Ref ? e.args[i].get()
+                                                                         : nullptr;
+  };
+  auto load = [&](const std::string &name, Expr index) {
+    return Load::make(scalar(p.type_of(name).dtype), plan.storage(name), index);
+  };
+  if (e.op == Intrinsic::Reshape && tensor(0)) {
+    // The same elements in the same C order: element i of the output is element i of X.
+    return assign_nest(s, [&](const std::vector<Expr> &c) {
+      return load(tensor(0)->name, broadcast_index(s.type.shape, c));
+    });
+  }
+  if (e.op == Intrinsic::Gather && tensor(0) && tensor(1)) {
+    // out[ic..., rc...] = X[clamp(I[ic...]), rc...]: the row through the index buffer.
+    auto xt = p.type_of(tensor(0)->name), it = p.type_of(tensor(1)->name);
+    std::vector<int64_t> row_shape(xt.shape.begin() + 1, xt.shape.end());
+    int64_t row_elems = 1;
+    for (int64_t d : row_shape) row_elems *= d;
+    return assign_nest(s, [&](const std::vector<Expr> &c) {
+      std::vector<Expr> ic(c.begin(), c.begin() + it.shape.size()),
+          rc(c.begin() + it.shape.size(), c.end());
+      Expr row = clamp_index(load(tensor(1)->name, broadcast_index(it.shape, ic)), xt.shape[0]);
+      return load(tensor(0)->name,
+                  bin(Op::Add, bin(Op::Mul, row, imm(row_elems)), broadcast_index(row_shape, rc)));
+    });
+  }
+  return std::nullopt;
+}
 
 std::optional<Stmt> lower_special(const tile::BoundProgram &p, const tile::BoundStatement &s) {
   const tile::BoundExpr &e = *s.expr();
@@ -41,15 +62,6 @@ std::optional<Stmt> lower_special(const tile::BoundProgram &p, const tile::Bound
   };
   if (s.type.elements() == 0) return std::nullopt;
   switch (e.op) {
-    case Intrinsic::Reshape: {
-      auto *x = ref_arg(0);
-      if (!x) return std::nullopt;
-      auto t = p.type_of(x->name);
-      return simplify(loops({s.type.elements()}, [&](const std::vector<Expr> &c) {
-        return Store::make(s.output, c[0],
-                           convert_value(Load::make(scalar(t.dtype), x->name, c[0]), s.type.dtype));
-      }));
-    }
     case Intrinsic::Shape: {
       auto t = p.type_of(e.args[0]->kind == tile::Expr::Kind::Ref ? e.args[0]->name : s.output);
       if (e.args[0]->kind != tile::Expr::Kind::Ref) t.shape = e.args[0]->shape;
@@ -57,30 +69,6 @@ std::optional<Stmt> lower_special(const tile::BoundProgram &p, const tile::Bound
       for (size_t d = 0; d < t.shape.size(); ++d)
         stores.push_back(Store::make(s.output, imm(d), IntImm::make(out, t.shape[d])));
       return Block::make(stores);
-    }
-    case Intrinsic::Index: {
-      int64_t axis = e.args[1]->int_value;
-      return simplify(loops(s.type.shape, [&](const std::vector<Expr> &c) {
-        return Store::make(s.output, broadcast_index(s.type.shape, c), Cast::make(out, c[axis]));
-      }));
-    }
-    case Intrinsic::Gather: {
-      auto *x = ref_arg(0), *idx = ref_arg(1);
-      if (!x || !idx) return std::nullopt;
-      auto xt = p.type_of(x->name), it = p.type_of(idx->name);
-      size_t ir = it.shape.size();
-      std::vector<int64_t> row_shape(xt.shape.begin() + 1, xt.shape.end());
-      return simplify(loops(s.type.shape, [&](const std::vector<Expr> &c) {
-        std::vector<Expr> ic(c.begin(), c.begin() + ir), rc(c.begin() + ir, c.end());
-        Expr row = clamp_index(
-            Load::make(scalar(it.dtype), idx->name, broadcast_index(it.shape, ic)), xt.shape[0]);
-        int64_t row_elems = 1;
-        for (int64_t d : row_shape) row_elems *= d;
-        Expr src = Binary::make(Op::Add, Binary::make(Op::Mul, row, imm(row_elems)),
-                                broadcast_index(row_shape, rc));
-        return Store::make(s.output, broadcast_index(s.type.shape, c),
-                           convert_value(Load::make(scalar(xt.dtype), x->name, src), s.type.dtype));
-      }));
     }
     case Intrinsic::Scatter: {
       auto *x = ref_arg(0), *idx = ref_arg(1);

@@ -71,6 +71,7 @@ class LoopEval {
             case tile::Intrinsic::Exp: out[i] = std::exp(x); break;
             case tile::Intrinsic::Sqrt: out[i] = std::sqrt(x); break;
             case tile::Intrinsic::Max: out[i] = std::max(x, args[1][i]); break;
+            case tile::Intrinsic::Min: out[i] = std::min(x, args[1][i]); break;
             case tile::Intrinsic::Div: out[i] = x / args[1][i]; break;
             case tile::Intrinsic::Neg: out[i] = -x; break;
             default: TESSERA_INTERNAL_ASSERT(false, "LoopEval: unsupported call");

@@ -278,6 +278,35 @@ TEST(LowerVsInterp, Specials) {
                         {{"T", f32({5, 3})}, {"I", i32x6}});
 }
 
+// Average pooling as PlaidML's Keras backend writes it: the window sums divided by the in-range
+// tap counts, computed from index(). index is elementwise code, so the division fuses into the
+// pooling contraction as its epilogue and the count tensors are never stored.
+TEST(LowerVsInterp, AveragePoolCountedByIndexIsOneKernel) {
+  const std::string pool = R"(function (I[N, H, W, C]) -> (O) {
+    S[n, i, j, c : N, H, W, C] = +(I[n, i + k - 1, j + l - 1, c]), k < 3, l < 3;
+    X = index(S, 1);
+    Y = index(S, 2);
+    R = min(X + 2, H) - max(X - 1, 0);
+    Q = min(Y + 2, W) - max(Y - 1, 0);
+    O = S / as_float(R * Q, 32);
+  })";
+  std::map<std::string, TensorType> in = {{"I", f32({1, 7, 6, 32})}};
+  expect_matches_interp(pool, in, avx512());
+  auto lowered = lower(bind_text(pool, in), avx512());
+  ASSERT_EQ(lowered.steps.size(), 1u);
+  EXPECT_EQ(lowered.steps[0].fused, (std::vector<std::string>{"O", "Q", "R", "S", "X", "Y"}));
+}
+
+TEST(Lower, GatherAndReshapeCopiesAreVectorizedNests) {
+  auto lowered = lower(bind_text("function (T[N, M], I[K]) -> (O, R) { O = gather(T, I); "
+                                 "R = reshape(T, 2, 160); }",
+                                 {{"T", f32({5, 64})}, {"I", {DType::Int32, {6}}}}),
+                       avx512());
+  ASSERT_EQ(lowered.steps.size(), 2u);
+  for (const auto &step : lowered.steps)
+    EXPECT_EQ(step.schedule.vector_width, 16) << step.kernel.name;
+}
+
 TEST(Lower, BuffersNeedNoFillOnlyWhenAKernelOverwritesThemFirst) {
   // prng_* run on the host (no claim about what they write); the kernel after them, and the
   // fused conv kernel, store every element of their outputs.
