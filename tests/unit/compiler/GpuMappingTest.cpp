@@ -216,5 +216,26 @@ TEST(GpuMapping, SimtTilesShrinkUntilEveryComputeUnitHasAGroup) {
   EXPECT_EQ(many.workgroup, (std::vector<int64_t>{16, 8}));
 }
 
+// A SIMT register tile pays only along an output index some operand does not depend on: a row
+// sum (each element read once) and a depthwise convolution's channels get one output per
+// work-item there, a matrix product its 4x4 tile.
+TEST(GpuMapping, SimtTilesOnlyWhereAnOperandIsReused) {
+  auto schedule = [&](const std::string &text,
+                      const std::map<std::string, tile::TensorType> &inputs) {
+    return lower(bind_program(text, inputs), simt_target()).steps.at(0).schedule.tile_sizes;
+  };
+  EXPECT_EQ(schedule("function (A[M, N]) -> (S) { S[i : M] = +(A[i, j]); }",
+                     {{"A", {DType::Float32, {1536, 128}}}}),
+            (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(schedule("function (I[H, W, C], K[KH, KW, C]) -> (O) { O[x, y, c : 30, 30, C] = "
+                     "+(I[x + i, y + j, c] * K[i, j, c]); }",
+                     {{"I", {DType::Float32, {32, 32, 64}}}, {"K", {DType::Float32, {3, 3, 64}}}}),
+            (std::vector<int64_t>{4, 1, 1, 1, 1}));
+  EXPECT_EQ(
+      schedule("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+               {{"A", {DType::Float32, {256, 32}}}, {"B", {DType::Float32, {32, 256}}}}),
+      (std::vector<int64_t>{4, 4, 1}));
+}
+
 }  // namespace
 }  // namespace tessera::compiler
