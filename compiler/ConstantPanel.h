@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,11 +33,13 @@ struct ConstantPanel {
   int64_t elements() const { return tiles * points() * width; }
 };
 
-/// What apply_schedule may read from filled panels: the names of the constant inputs, and the
-/// panels it chose (one per distinct layout).
+/// What apply_schedule may read from filled panels: the names of the constant inputs, the panels
+/// it chose (one per distinct layout), and how far ahead the kernel prefetches a panel it reads by
+/// reduction blocks (elements; BufferParam::prefetch_ahead).
 struct ConstantPanels {
   std::set<std::string> constants;
   std::vector<ConstantPanel> panels;
+  std::map<std::string, int64_t> prefetch_ahead;
 
   /// The panel of `p`'s layout (named here), added unless an equal one is there.
   const ConstantPanel &add(ConstantPanel p);

@@ -262,6 +262,9 @@ struct BufferParam {
   bool is_output;
   /// Read by aligned groups of four elements (Target::grouped_read_limit; set by finish_kernel).
   bool grouped_reads = false;
+  /// Elements ahead of each contiguous read that a CPU backend prefetches into L2: the next
+  /// reduction block of a constant panel (ApplySchedule.cpp); 0: none.
+  int64_t prefetch_ahead = 0;
 };
 
 /// One kernel: a body over its buffer parameters. What the runtime launches.

@@ -181,7 +181,8 @@ std::string print_kernel(const Kernel &k) {
     const auto &p = k.params[i];
     s += (i ? ", " : "") + p.name + ": " + std::string(tile::dtype_name(p.dtype)) + "[" +
          std::to_string(p.elements) + "]" + (p.is_output ? " out" : " in") +
-         (p.grouped_reads ? " grouped" : "");
+         (p.grouped_reads ? " grouped" : "") +
+         (p.prefetch_ahead ? " prefetch +" + std::to_string(p.prefetch_ahead) : "");
   }
   return s + ") {\n" + print_stmt(k.body, 1) + "}\n";
 }

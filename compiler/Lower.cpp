@@ -54,6 +54,8 @@ Kernel make_kernel(const tile::BoundProgram &p, const std::string &name, Stmt bo
           if (c.name == b) panel = &c;
       if (panel) {
         k.params.push_back({b, panel->dtype, panel->elements(), false});
+        if (auto it = constants->prefetch_ahead.find(b); it != constants->prefetch_ahead.end())
+          k.params.back().prefetch_ahead = it->second;
         continue;
       }
       const auto &t = p.type_of(b);
@@ -191,7 +193,7 @@ Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned
   }
   step.kind = Step::Kind::Kernel;
   if (planned.kind == PlannedStep::Kind::Scheduled) step.schedule = schedule;
-  ConstantPanels panels{constants, {}};
+  ConstantPanels panels{constants, {}, {}};
   step.kernel = finish_kernel(
       step_kernel(program, planned, schedule, constants.empty() ? nullptr : &panels), target);
   step.panels = std::move(panels.panels);

@@ -36,6 +36,11 @@ struct ContractionNest {
   std::string out_buffer;
   Expr out_index;      // flat, over the output index vars
   bool empty = false;  // no valid point: every element is unwritten
+  // One block of a reduction cut into blocks (apply_schedule's reduction blocks): the accumulator
+  // starts from the output element unless `first_block` holds, and the epilogue runs only where
+  // `last_block` holds; before that the output element holds the partial sum. Null: the nest is the
+  // whole reduction.
+  Expr first_block, last_block;
 
   size_t outputs() const;
   /// Whether an element can be unwritten and its unwritten value differs from the identity.

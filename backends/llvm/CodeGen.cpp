@@ -44,7 +44,10 @@ class FunctionEmitter {
   // whose buffer parameters are noalias (distinct tensors), so the optimizer may vectorize.
   void emit_kernel(const compiler::Kernel &k) {
     std::vector<Symbol> scope;
-    for (const auto &p : k.params) scope.push_back({p.name, nullptr, true, {p.dtype, 1}});
+    for (const auto &p : k.params) {
+      scope.push_back({p.name, nullptr, true, {p.dtype, 1}});
+      if (p.prefetch_ahead > 0) prefetch_ahead_[p.name] = p.prefetch_ahead;
+    }
     llvm::Function *impl = emit_body_function(prefix_ + ".impl", scope, [&] { emit(k.body); });
     llvm::Function *f =
         llvm::Function::Create(llvm::FunctionType::get(B_.getVoidTy(), {ptr_ty()}, false),
@@ -506,6 +509,12 @@ class FunctionEmitter {
       llvm::Value *p =
           B_.CreateInBoundsGEP(mem_scalar, buf.value, index64(emit(*base), (*base)->type));
       v = B_.CreateAlignedLoad(ty(t, true), p, align);
+      if (auto ahead = prefetch_ahead_.find(l.buffer); ahead != prefetch_ahead_.end()) {
+        // llvm.prefetch(address, read, locality 2: L2 and outward, data cache)
+        llvm::Value *next = B_.CreateGEP(mem_scalar, p, B_.getInt64(ahead->second));
+        B_.CreateIntrinsic(llvm::Intrinsic::prefetch, {next->getType()},
+                           {next, B_.getInt32(0), B_.getInt32(2), B_.getInt32(1)});
+      }
     } else if (t.lanes > 1) {
       llvm::Value *idx = emit(l.index);
       compiler::Type it = l.index->type;
@@ -783,6 +792,7 @@ class FunctionEmitter {
   llvm::Module &M_;
   llvm::IRBuilder<> B_;
   std::string prefix_;
+  std::map<std::string, int64_t> prefetch_ahead_;  // buffer -> elements (BufferParam)
   std::vector<Symbol> scope_;
   llvm::BasicBlock *entry_ = nullptr;
   int outlined_ = 0;

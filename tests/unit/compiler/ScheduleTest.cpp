@@ -356,6 +356,74 @@ TEST(ConstantPanel, ConstantWeightsAreReadOnlyFromTheirFilledPanel) {
   }
 }
 
+// ---- Reduction blocks
+// ----------------------------------------------------------------------------
+
+// The extent of each loop, by its variable's name.
+class LoopExtents : public IRVisitor {
+ public:
+  std::map<std::string, int64_t> extent;
+  using IRVisitor::visit;
+  void visit(const For *op) override {
+    if (auto *e = as<IntImm>(op->extent)) extent[op->var] = e->value;
+    IRVisitor::visit(op);
+  }
+};
+
+TEST(ReductionBlocks, LargeConstantPanelsOnFewRowsAreReadBlockByBlock) {
+  // ResNet's last stages scaled down: with K constant, a panel of more than 32 KB per tile of 32
+  // channels on at most 256 output rows is read in blocks of input channels of at most 32 KB, all
+  // row tiles over one block before the next, the output holding the partial sums, and the panel
+  // asks to be prefetched one block ahead. Padded (interior, borders, corners), a 1x1 with a row
+  // tail, strided, and one with a bias and relu after the sum (run on partial sums, relu would
+  // clip them): every result matches interp.
+  const std::string relu =
+      "function (I[N, H, W, CI], K[KH, KW, CI, CO], B[CO]) -> (R) {\n"
+      "  O[n, x, y, co : N, 7, 7, CO] = +(I[n, x + i - 1, y + j - 1, ci] * K[i, j, ci, co]);\n"
+      "  OB = add(O, B);\n  P = cmp_gt(OB, 0.0);\n  R = cond(P, OB, 0);\n}";
+  struct Case {
+    std::string text;
+    std::map<std::string, TensorType> in;
+    int64_t blocks, ahead;  // 0 blocks: not blocked
+  };
+  std::vector<Case> cases = {
+      // 3*3*64 points x 32 lanes x 4 bytes = 72 KB: blocks of 16 channels (18 KB).
+      {conv(7, 1, 1, 1), {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, 64})}}, 4, 16 * 32},
+      // 512 x 32 x 4 = 64 KB: two blocks of 256.
+      {conv(7, 1, 1, 0), {{"I", f32({1, 7, 7, 512})}, {"K", f32({1, 1, 512, 64})}}, 2, 256 * 32},
+      {conv(5, 2, 1, 1), {{"I", f32({1, 9, 9, 128})}, {"K", f32({3, 3, 128, 64})}}, 8, 16 * 32},
+      {relu, {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, 64})}, {"B", f32({64})}}, 4, 16 * 32},
+      // 17x17 = 289 rows: the panel's bytes feed enough multiply-adds unblocked.
+      {conv(17, 1, 1, 1), {{"I", f32({1, 17, 17, 64})}, {"K", f32({3, 3, 64, 64})}}, 0, 0},
+      // 3*3*16 x 32 x 4 = 18 KB: small enough to stream unblocked.
+      {conv(7, 1, 1, 1), {{"I", f32({1, 7, 7, 16})}, {"K", f32({3, 3, 16, 64})}}, 0, 0},
+  };
+  for (const auto &c : cases) {
+    auto bound = tile::bind(tile::parse_program(c.text), c.in);
+    LowerOptions options = rows_of_two_vectors(6, {3, 0, 1, 2, 4, 5, 6});
+    options.constants = {"K"};
+    LoweredProgram lowered = lower(bound, avx512(), options);
+    const Kernel &k = lowered.steps.at(0).kernel;
+    LoopExtents loops;
+    loops.visit_stmt(k.body);
+    EXPECT_EQ(loops.extent.count("ci_blocks") ? loops.extent["ci_blocks"] : 0, c.blocks)
+        << c.text << "\n"
+        << print_stmt(k.body);
+    int64_t ahead = 0;
+    for (const auto &p : k.params) ahead += p.prefetch_ahead;
+    EXPECT_EQ(ahead, c.ahead) << c.text;
+    test::expect_lowered_matches_interp(bound, lowered, 17, 1e-4, c.text);
+  }
+  // Row tiles outside the channel tiles: the schedule's parallel work is rows, left as it is.
+  auto bound = tile::bind(tile::parse_program(conv(7, 1, 1, 1)),
+                          {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, 64})}});
+  LowerOptions options = rows_of_two_vectors(6, {1, 3, 0, 2, 4, 5, 6});
+  options.constants = {"K"};
+  LoopExtents loops;
+  loops.visit_stmt(lower(bound, avx512(), options).steps.at(0).kernel.body);
+  EXPECT_EQ(loops.extent.count("ci_blocks"), 0u);
+}
+
 // ---- Parallel loops ---------------------------------------------------------------------------
 
 TEST(Parallel, UnitBatchConvStillHasAParallelLoop) {
