@@ -1,6 +1,8 @@
 #include "compiler/Panel.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -61,6 +63,30 @@ class ReplaceLoad : public IRMutator {
 };
 
 }  // namespace
+
+int64_t operand_span_bytes(const ContractionNest &n, const std::string &except) {
+  VarsOf all;
+  all.visit_expr(n.value);
+  int64_t widest = 0;
+  for (const Load *l : all.loads) {
+    if (l->buffer == except) continue;
+    // Affine in the index variables: the span is the sum of |coefficient| x (extent - 1), each
+    // coefficient the step one unit of its variable makes from the box's lowest corner.
+    std::map<std::string, int64_t> at;
+    for (const auto &ix : n.indices) at[ix.name] = ix.lo;
+    int64_t base, span = 1;
+    if (!eval_index(l->index, at, base)) return std::numeric_limits<int64_t>::max();
+    for (const auto &ix : n.indices) {
+      int64_t moved;
+      ++at[ix.name];
+      if (!eval_index(l->index, at, moved)) return std::numeric_limits<int64_t>::max();
+      --at[ix.name];
+      span += std::abs(moved - base) * (ix.extent - 1);
+    }
+    widest = std::max(widest, span * static_cast<int64_t>(tile::dtype_size(l->type.dtype)));
+  }
+  return widest;
+}
 
 std::vector<Packable> packable_loads(const ContractionNest &n, int v,
                                      const std::vector<int> &reds) {

@@ -35,6 +35,12 @@ std::vector<Packable> packable_loads(const ContractionNest &n, int v, const std:
 std::optional<ConstantPanel> constant_panel(const ContractionNest &n, int v, const Packable &p,
                                             int64_t T);
 
+/// The most bytes between the lowest and the highest element that one load of `n.value` other
+/// than of buffer `except` reads over the nest's box (its index as plain integer arithmetic of the
+/// index variables; any other index counts as unbounded): the footprint of a GEMM's or a
+/// convolution's other operand.
+int64_t operand_span_bytes(const ContractionNest &n, const std::string &except);
+
 /// `e` with the load node `target` (compared by identity) replaced by `with`.
 Expr replace_load(const Expr &e, const Load *target, Expr with);
 

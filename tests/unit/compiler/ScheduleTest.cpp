@@ -372,7 +372,7 @@ class LoopExtents : public IRVisitor {
 
 TEST(ReductionBlocks, LargeConstantPanelsOnFewRowsAreReadBlockByBlock) {
   // ResNet's last stages scaled down: with K constant, a panel of more than 32 KB per tile of 32
-  // channels on at most 256 output rows is read in blocks of input channels of at most 32 KB, all
+  // channels on at most 256 output rows is read in blocks of input channels of at most 64 KB, all
   // row tiles over one block before the next, the output holding the partial sums, and the panel
   // asks to be prefetched one block ahead. Padded (interior, borders, corners), a 1x1 with a row
   // tail, strided, and one with a bias and relu after the sum (run on partial sums, relu would
@@ -387,12 +387,12 @@ TEST(ReductionBlocks, LargeConstantPanelsOnFewRowsAreReadBlockByBlock) {
     int64_t blocks, ahead;  // 0 blocks: not blocked
   };
   std::vector<Case> cases = {
-      // 3*3*64 points x 32 lanes x 4 bytes = 72 KB: blocks of 16 channels (18 KB).
-      {conv(7, 1, 1, 1), {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, 64})}}, 4, 16 * 32},
+      // 3*3*64 points x 32 lanes x 4 bytes = 72 KB: blocks of 32 channels (36 KB).
+      {conv(7, 1, 1, 1), {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, 64})}}, 2, 32 * 32},
       // 512 x 32 x 4 = 64 KB: two blocks of 256.
       {conv(7, 1, 1, 0), {{"I", f32({1, 7, 7, 512})}, {"K", f32({1, 1, 512, 64})}}, 2, 256 * 32},
-      {conv(5, 2, 1, 1), {{"I", f32({1, 9, 9, 128})}, {"K", f32({3, 3, 128, 64})}}, 8, 16 * 32},
-      {relu, {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, 64})}, {"B", f32({64})}}, 4, 16 * 32},
+      {conv(5, 2, 1, 1), {{"I", f32({1, 9, 9, 128})}, {"K", f32({3, 3, 128, 64})}}, 4, 32 * 32},
+      {relu, {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, 64})}, {"B", f32({64})}}, 2, 32 * 32},
       // 17x17 = 289 rows: the panel's bytes feed enough multiply-adds unblocked.
       {conv(17, 1, 1, 1), {{"I", f32({1, 17, 17, 64})}, {"K", f32({3, 3, 64, 64})}}, 0, 0},
       // 3*3*16 x 32 x 4 = 18 KB: small enough to stream unblocked.
@@ -414,14 +414,29 @@ TEST(ReductionBlocks, LargeConstantPanelsOnFewRowsAreReadBlockByBlock) {
     EXPECT_EQ(ahead, c.ahead) << c.text;
     test::expect_lowered_matches_interp(bound, lowered, 17, 1e-4, c.text);
   }
-  // Row tiles outside the channel tiles: the schedule's parallel work is rows, left as it is.
-  auto bound = tile::bind(tile::parse_program(conv(7, 1, 1, 1)),
-                          {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, 64})}});
-  LowerOptions options = rows_of_two_vectors(6, {1, 3, 0, 2, 4, 5, 6});
-  options.constants = {"K"};
-  LoopExtents loops;
-  loops.visit_stmt(lower(bound, avx512(), options).steps.at(0).kernel.body);
-  EXPECT_EQ(loops.extent.count("ci_blocks"), 0u);
+  // Left as they are: row tiles outside the channel tiles (the schedule's parallel work is rows),
+  // and activations larger than L2 keeps beside the panel (16x16x1040, 1.06 MB: each block would
+  // read them from L3 in runs of one block's channels).
+  struct Unblocked {
+    std::string text;
+    std::map<std::string, TensorType> in;
+    std::vector<int> order;
+  };
+  for (const auto &c :
+       std::vector<Unblocked>{{conv(7, 1, 1, 1),
+                               {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, 64})}},
+                               {1, 3, 0, 2, 4, 5, 6}},
+                              {conv(16, 1, 1, 0),
+                               {{"I", f32({1, 16, 16, 1040})}, {"K", f32({1, 1, 1040, 64})}},
+                               {3, 0, 1, 2, 4, 5, 6}}}) {
+    LowerOptions options = rows_of_two_vectors(6, c.order);
+    options.constants = {"K"};
+    LoopExtents loops;
+    loops.visit_stmt(lower(tile::bind(tile::parse_program(c.text), c.in), avx512(), options)
+                         .steps.at(0)
+                         .kernel.body);
+    EXPECT_EQ(loops.extent.count("ci_blocks"), 0u) << c.text;
+  }
 }
 
 // ---- Parallel loops ---------------------------------------------------------------------------
