@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiler/GpuCostModel.h"
+#include "compiler/Panel.h"
 #include "compiler/SplitBorders.h"
 
 namespace tessera::compiler {
@@ -47,6 +48,29 @@ void prefer_parallel_outer(const ContractionNest &n, Schedule &s, const Target &
 }
 
 }  // namespace
+
+bool activations_outgrow_l2(const ContractionNest &n, int v, const Target &target) {
+  if (v < 0 || n.indices.size() == n.outputs()) return false;
+  std::vector<int> reds;
+  for (size_t j = n.outputs(); j < n.indices.size(); ++j) reds.push_back(static_cast<int>(j));
+  for (const auto &p : packable_loads(n, v, reds)) {
+    int64_t weights =
+        n.indices[v].extent * static_cast<int64_t>(tile::dtype_size(p.load->type.dtype));
+    for (int j : p.mine) weights *= n.indices[j].extent;
+    return weights <= target.l2_bytes / 2 &&
+           operand_span_bytes(n, p.load->buffer) > target.l2_bytes / 2;
+  }
+  return false;
+}
+
+void activations_first(const ContractionNest &n, int v, Schedule &s) {
+  s.loop_order.clear();
+  for (size_t j = 0; j < n.outputs(); ++j)
+    if (static_cast<int>(j) != v) s.loop_order.push_back(static_cast<int>(j));
+  s.loop_order.push_back(v);
+  for (size_t j = n.outputs(); j < n.indices.size(); ++j)
+    s.loop_order.push_back(static_cast<int>(j));
+}
 
 Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
   if (target.backend == "opencl" || target.backend == "vulkan")
@@ -144,6 +168,7 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
   if (reduction_points(n) * s.tile_sizes[v] * bytes > target.l2_bytes / 2 && row >= 0) {
     std::swap(s.loop_order[0], s.loop_order[1]);
   }
+  if (activations_outgrow_l2(n, v, target)) activations_first(n, v, s);
   prefer_parallel_outer(n, s, target);
   return s;
 }

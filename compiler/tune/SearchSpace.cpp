@@ -29,6 +29,9 @@ std::vector<Schedule> contraction_candidates(const ContractionNest &interior, co
   size_t r = n.outputs();
   int registers = target.vector_bits >= 512 ? 32 : 16;
   int64_t per = n.indices[v].extent / width;
+  // Where the activations outgrow L2 only one loop order is offered: timed alone, the tuner
+  // would see them stay in L3 (CostModel.h).
+  const bool activations = activations_outgrow_l2(n, v, target);
   std::vector<std::pair<double, Schedule>> scored;
   for (size_t row = 0; row < r; ++row) {
     if (static_cast<int>(row) == v || !n.guard_free(row) || n.indices[row].extent < 2) continue;
@@ -49,6 +52,10 @@ std::vector<Schedule> contraction_candidates(const ContractionNest &interior, co
           for (size_t j = 0; j < r; ++j)
             if (static_cast<int>(j) != v && j != row) s.loop_order.push_back(static_cast<int>(j));
           for (size_t j = r; j < n.indices.size(); ++j) s.loop_order.push_back(static_cast<int>(j));
+          if (activations) {
+            if (!rows_outer) continue;
+            activations_first(n, v, s);
+          }
           // The order rule of the cost model breaks ties: vector tiles outermost.
           double score = register_tile_score(rows, vecs, e, registers) * (rows_outer ? 0.97 : 1.0);
           scored.emplace_back(score, std::move(s));

@@ -12,7 +12,8 @@ namespace tessera::compiler::tune {
 /// Candidates for `target`, the cost model's own choice first, no duplicates. OpenCL and Vulkan
 /// targets get gpu_candidates() (GpuSearchSpace.h). On CPUs: register
 /// tiles of every row count the register file allows (not only powers of two), 1-4 vectors wide,
-/// either tile loop outermost; elementwise kernels: unroll factors.
+/// either tile loop outermost (only the activations first where they outgrow L2:
+/// activations_outgrow_l2); elementwise kernels: unroll factors.
 std::vector<Schedule> candidates(const ContractionNest &nest, const Target &target);
 
 }  // namespace tessera::compiler::tune

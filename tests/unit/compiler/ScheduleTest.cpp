@@ -6,12 +6,14 @@
 #include <cstring>
 #include <random>
 
+#include "compiler/CostModel.h"
 #include "compiler/Fusion.h"
 #include "compiler/IRPrinter.h"
 #include "compiler/IRVisitor.h"
 #include "compiler/Lower.h"
 #include "compiler/LowerContraction.h"
 #include "compiler/SplitBorders.h"
+#include "compiler/tune/SearchSpace.h"
 #include "runtime/interp/Interpret.h"
 #include "tests/unit/compiler/LoopEval.h"
 #include "tests/unit/compiler/MatchInterp.h"
@@ -169,6 +171,51 @@ TEST(RegisterTile, FourRowsTakeAThirdVectorWhileThePanelFitsL2) {
         t.cores = 2, t.vector_bits = 256;
         return t;
       }());
+}
+
+// Activations larger than half of L2 with weights that fit it (a 1x1 convolution on 56x56x64 with
+// 512 KB of L2): the cost model and every candidate of the tuner run the output channels innermost
+// of the output loops, so a row tile's activations serve every channel tile; with weights too
+// large (BERT's 768 x 3072 projection) or activations that fit, the channel tiles stay outermost.
+TEST(LoopOrder, ActivationsThatOutgrowL2GoOutsideTheChannelTiles) {
+  Target t = avx512();
+  t.l2_bytes = 512 << 10;
+  t.backend = "llvm";  // the CPU search space
+  auto plan = [&](const std::string &text, const std::map<std::string, TensorType> &in) {
+    return plan_program(tile::bind(tile::parse_program(text), in), t).steps.at(0);
+  };
+  const std::string matmul =
+      "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+  struct Case {
+    PlannedStep step;
+    bool outgrow;
+  };
+  std::vector<Case> cases = {
+      {plan(conv(56, 1, 1, 0), {{"I", f32({1, 56, 56, 64})}, {"K", f32({1, 1, 64, 256})}}), true},
+      {plan(conv(56, 1, 1, 0), {{"I", f32({8, 56, 56, 64})}, {"K", f32({1, 1, 64, 256})}}), true},
+      {plan(conv(28, 1, 1, 0), {{"I", f32({1, 28, 28, 64})}, {"K", f32({1, 1, 64, 256})}}), false},
+      {plan(matmul, {{"A", f32({128, 768})}, {"B", f32({768, 3072})}}), false},
+  };
+  for (const auto &c : cases) {
+    const ContractionNest &n = c.step.nest;
+    int v = c.step.model.vector_index;
+    ASSERT_GE(v, 0);
+    EXPECT_EQ(activations_outgrow_l2(n, v, t), c.outgrow) << n.indices[0].extent;
+    for (const auto &s : tune::candidates(n, t)) {
+      std::vector<int> outs;  // the output loops that iterate, outermost first
+      for (int j : s.loop_order) {
+        const NestIndex &ix = n.indices[j];
+        if (ix.output && (ix.extent + s.tile_sizes[j] - 1) / s.tile_sizes[j] > 1) outs.push_back(j);
+      }
+      ASSERT_FALSE(outs.empty());
+      if (c.outgrow) {
+        EXPECT_EQ(outs.back(), v) << s.to_json();
+      }
+    }
+    if (!c.outgrow && n.indices.size() == 3) {
+      EXPECT_EQ(c.step.model.loop_order.front(), v);  // the panel stays in L2 for all row tiles
+    }
+  }
 }
 
 TEST(SplitBorders, BorderStripsAreRowBlockedAndTailsPeeled) {
