@@ -484,8 +484,8 @@ constexpr int64_t kBlockedPanelBytes = 32 << 10;
 constexpr int64_t kReductionBlockBytes = 64 << 10;
 // ... on at most this many output rows (points of the output indices other than the vector
 // index): the rows are the multiply-adds each byte of the panel feeds, and beyond a few hundred
-// the weights' memory time hides under them anyway (ResNet-50's 28x28 stage ran 5-10% slower
-// blocked, its 14x14 and 7x7 stages 10-28% faster).
+// the weights' memory time hides under them anyway (ResNet-50's 28x28 stage ran 7-12% slower
+// blocked, its 14x14 and 7x7 stages 12-28% faster).
 constexpr int64_t kBlockedRows = 256;
 
 // Inference with large constant weights on few rows (ResNet's deep 3x3 and 1x1 convolutions on
@@ -535,8 +535,8 @@ std::optional<Stmt> apply_reduction_blocks(const ContractionNest &n, const Sched
   // rows: when it is too large to stay in L2 beside the panel those runs come from L3, and that
   // costs more than the weights' memory time saves (BERT's 3072 -> 768 projection on 128 rows,
   // 1.5 MB of activations: 12% slower blocked, with its weights warm).
-  for (const auto &c : constants->panels)
-    if (c.name == panel->buffer && operand_span_bytes(n, c.source) > kMaxPanelBytes)
+  for (const auto &filled : constants->panels)
+    if (filled.name == panel->buffer && operand_span_bytes(n, filled.source) > kMaxPanelBytes)
       return std::nullopt;
   // The blocked index is the panel's innermost reduction index: one step of it moves T elements.
   int64_t bytes = panel->size * static_cast<int64_t>(tile::dtype_size(panel->type.dtype));
