@@ -506,8 +506,9 @@ std::optional<Stmt> apply_reduction_blocks(const ContractionNest &n, const Sched
   Schedule s = normalized(n, schedule);
   int v = s.vector_index;
   if (!constants || v < 0 || n.empty || !n.divisibility.empty() || n.needs_written_flag() ||
-      n.agg != tile::AggOp::Sum || !(n.acc_type == n.result_type) || reads(n.value, n.out_buffer) ||
-      reads(n.epilogue, n.out_buffer))
+      n.agg != tile::AggOp::Sum || !(n.acc_type == n.result_type) ||
+      (n.epilogue && n.epilogue->type.dtype != n.acc_type.dtype) ||  // stored in another dtype
+      reads(n.value, n.out_buffer) || reads(n.epilogue, n.out_buffer))
     return std::nullopt;
   const NestIndex vx = n.indices[v];
   int64_t T = std::min(s.tile_sizes[v], vx.extent), tiles = vx.extent / T, rows = 1;

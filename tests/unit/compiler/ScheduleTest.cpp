@@ -417,6 +417,12 @@ class LoopExtents : public IRVisitor {
   }
 };
 
+// The padded 3x3 convolution of conv(7, 1, 1, 1), its sum stored as float16.
+const char *const kConvToHalf = R"(function (I[N, H, W, CI], K[KH, KW, CI, CO]) -> (R) {
+  O[n, x, y, co : N, 7, 7, CO] = +(I[n, x + i - 1, y + j - 1, ci] * K[i, j, ci, co]);
+  R = as_float(O, 16);
+})";
+
 TEST(ReductionBlocks, LargeConstantPanelsOnFewRowsAreReadBlockByBlock) {
   // ResNet's last stages scaled down: with K constant, a panel of more than 32 KB per tile of 32
   // channels on at most 256 output rows is read in blocks of input channels of at most 64 KB, all
@@ -462,8 +468,9 @@ TEST(ReductionBlocks, LargeConstantPanelsOnFewRowsAreReadBlockByBlock) {
     test::expect_lowered_matches_interp(bound, lowered, 17, 1e-4, c.text);
   }
   // Left as they are: row tiles outside the channel tiles (the schedule's parallel work is rows),
-  // and activations larger than L2 keeps beside the panel (16x16x1040, 1.06 MB: each block would
-  // read them from L3 in runs of one block's channels).
+  // activations larger than L2 keeps beside the panel (16x16x1040, 1.06 MB: each block would
+  // read them from L3 in runs of one block's channels), and a sum stored as float16 (the partial
+  // sums would be rounded to it between blocks).
   struct Unblocked {
     std::string text;
     std::map<std::string, TensorType> in;
@@ -475,6 +482,9 @@ TEST(ReductionBlocks, LargeConstantPanelsOnFewRowsAreReadBlockByBlock) {
                                {1, 3, 0, 2, 4, 5, 6}},
                               {conv(16, 1, 1, 0),
                                {{"I", f32({1, 16, 16, 1040})}, {"K", f32({1, 1, 1040, 64})}},
+                               {3, 0, 1, 2, 4, 5, 6}},
+                              {kConvToHalf,
+                               {{"I", f32({1, 7, 7, 64})}, {"K", f32({3, 3, 64, 64})}},
                                {3, 0, 1, 2, 4, 5, 6}}}) {
     LowerOptions options = rows_of_two_vectors(6, c.order);
     options.constants = {"K"};
