@@ -484,7 +484,7 @@ constexpr int64_t kBlockedPanelBytes = 32 << 10;
 constexpr int64_t kReductionBlockBytes = 64 << 10;
 // ... on at most this many output rows (points of the output indices other than the vector
 // index): the rows are the multiply-adds each byte of the panel feeds, and beyond a few hundred
-// the weights' memory time hides under them anyway (ResNet-50's 28x28 stage ran 7-12% slower
+// the weights' memory time hides under them anyway (ResNet-50's 28x28 stage ran 7-14% slower
 // blocked, its 14x14 and 7x7 stages 12-28% faster).
 constexpr int64_t kBlockedRows = 256;
 
