@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "compiler/ConcatInPlace.h"
 #include "compiler/LowerContraction.h"
 
 namespace tessera::compiler {
@@ -180,6 +181,7 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
     plan.owner[s.output] = root;
     plan.contraction_of[root] = s.output;
   }
+  place_concatenations(p, plan);
   return plan;
 }
 

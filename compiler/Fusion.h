@@ -1,9 +1,11 @@
 // Which statements of a bound program get their own kernel and which are computed inside
 // another's: an elementwise statement inlines into the kernel that computes all its readers, a
 // contraction read only by an elementwise kernel of its shape becomes that kernel's body (the
-// kernel is its epilogue), and a reshape is no kernel at all: its readers read its input.
+// kernel is its epilogue), a reshape is no kernel at all: its readers read its input, and the parts
+// of a concatenation are stored in place by their own kernels (ConcatInPlace.h).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,6 +25,15 @@ struct FusionPlan {
   /// Reshape statement -> the tensor whose elements it is, in the same order (never itself a
   /// view). Such a reshape has no step and no buffer.
   std::map<std::string, std::string> view_of;
+  /// Where a part of a concatenation done in place lives (ConcatInPlace.h): its element x is
+  /// element x + offset of `buffer`'s tensor, which its own kernel stores it into.
+  struct Placement {
+    std::string buffer;
+    std::vector<int64_t> offset;
+  };
+  std::map<std::string, Placement> placed;
+  /// The `=` links of those concatenations -> the buffer that holds them. They run no step.
+  std::map<std::string, std::string> assembled_in;
   bool inlined(const std::string &name) const {
     auto it = owner.find(name);
     return it != owner.end() && it->second != name;

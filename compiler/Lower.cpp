@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compiler/ApplySchedule.h"
+#include "compiler/ConcatInPlace.h"
 #include "compiler/CostModel.h"
 #include "compiler/Finish.h"
 #include "compiler/Fusion.h"
@@ -117,6 +118,11 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
     for (const auto &[name, owner] : plan.owner)
       if (owner != name) fusion_text += name + " -> " + owner + "\n";
     for (const auto &[name, viewed] : plan.view_of) fusion_text += name + " views " + viewed + "\n";
+    for (const auto &[name, where] : plan.placed) {
+      std::string at;
+      for (int64_t o : where.offset) at += (at.empty() ? "" : ", ") + std::to_string(o);
+      fusion_text += name + " stored in " + where.buffer + " at [" + at + "]\n";
+    }
     if (!fusion_text.empty()) log("fusion", fusion_text);
   }
 
@@ -125,7 +131,8 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
   std::map<std::string, std::vector<std::string>> fused;  // root -> its statements, by name
   for (const auto &[name, owner] : plan.owner) fused[owner].push_back(name);
   for (const auto &s : program.statements) {
-    if (plan.inlined(s.output) || plan.view_of.count(s.output)) continue;
+    if (plan.inlined(s.output) || plan.view_of.count(s.output) || plan.assembled_in.count(s.output))
+      continue;
     PlannedStep step;
     step.name = s.output;
     step.fused = std::move(fused[s.output]);
@@ -159,9 +166,14 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
       if (log)
         log("lower " + s.output,
             print_stmt(apply_schedule(step.nest, default_schedule(step.nest))));
-      step.model = choose_schedule(step.nest, target);
       step.writes_whole_output =
           step.nest.stores_every_element(program.type_of(step.nest.out_buffer).shape);
+      if (auto placed = plan.placed.find(step.nest.out_buffer); placed != plan.placed.end()) {
+        // Its box of the concatenation; the parts' boxes fill the buffer (ConcatInPlace.h).
+        TESSERA_INTERNAL_ASSERT(step.writes_whole_output, "part " + s.output + " not stored whole");
+        store_in_place(step.nest, placed->second, program.type_of(placed->second.buffer).shape);
+      }
+      step.model = choose_schedule(step.nest, target);
     }
     touch_kernel_buffers(step, touched);
     out.steps.push_back(std::move(step));

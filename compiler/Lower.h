@@ -37,7 +37,8 @@ struct PlannedStep {
   Schedule model;                  // Scheduled: the cost model's schedule for the target
   Stmt body;                       // Fixed: the special's loops
   /// A kernel that stores every element of its output whatever the inputs, so a device need not
-  /// zero-fill the output before it (Tile's unwritten elements are 0 only where it does not).
+  /// zero-fill the output before it (Tile's unwritten elements are 0 only where it does not). A
+  /// part of a concatenation done in place stores its box, and the parts together the whole.
   bool writes_whole_output = false;
 };
 

@@ -297,6 +297,71 @@ TEST(LowerVsInterp, AveragePoolCountedByIndexIsOneKernel) {
   EXPECT_EQ(lowered.steps[0].fused, (std::vector<std::string>{"O", "Q", "R", "S", "X", "Y"}));
 }
 
+// A concatenation as PlaidML's Keras backend writes it (Inception's blocks): a chain of `=` links,
+// each placing one part over the previous as its default, here with a concatenation nested as a
+// part of another. Every part's kernel stores its box of the result's buffer and the links run no
+// step; the parts fill the buffer, so it needs no zero fill (a hole would show as NaN).
+TEST(LowerVsInterp, ConcatenationPartsAreStoredInPlace) {
+  const std::string block = R"(function (I[N, H, W, C], K[CI, CO], B[CO]) -> (O) {
+    A[n, x, y, co : N, H, W, CO] = +(I[n, x, y, ci] * K[ci, co]);
+    R = relu(A + B);
+    P[n, x, y, c : N, H, W, C] = >(I[n, x + k - 1, y + l - 1, c]), k < 3, l < 3;
+    E = exp(I);
+    Q0[n, x, y, c : N, H, W, 64] = =(P[n, x, y, c]);
+    Q1[n, x, y, c + 32 : N, H, W, 64] = =(E[n, x, y, c]) default Q0;
+    C0[n, x, y, c : N, H, W, 112] = =(R[n, x, y, c]);
+    C1[n, x, y, c + 48 : N, H, W, 112] = =(Q1[n, x, y, c]) default C0;
+    O[n, x, y, f : N, H, W, 8] = +(C1[n, x, y, c] * K[c, f]);
+  })";
+  std::map<std::string, TensorType> in = {
+      {"I", f32({1, 5, 6, 32})}, {"K", f32({112, 48})}, {"B", f32({48})}};
+  expect_matches_interp(block, in, avx512());
+  auto lowered = lower(bind_text(block, in), avx512());
+  std::vector<std::string> steps;
+  for (const auto &step : lowered.steps) {
+    steps.push_back(step.kernel.name);
+    if (step.kernel.name != "O") {
+      EXPECT_EQ(step.kernel.params[0].name, "C1") << step.kernel.name;
+    }
+  }
+  EXPECT_EQ(steps, (std::vector<std::string>{"R", "P", "E", "O"}));
+  EXPECT_TRUE(written_whole_first(lowered).count("C1"));
+  for (const auto &b : lowered.buffers)
+    EXPECT_TRUE(b.name != "C0" && b.name != "Q1" && b.name != "R") << b.name;
+
+  // Left as copies: a part another statement reads too, parts that leave a gap (the rest is 0), and
+  // an overlapping link (the later part wins).
+  auto copies = [&](const std::string &text, const std::map<std::string, TensorType> &inputs) {
+    expect_matches_interp(text, inputs, avx512());
+    size_t n = 0;
+    for (const auto &step : lower(bind_text(text, inputs), avx512()).steps)
+      n += step.kernel.name == "C0" || step.kernel.name == "C1";
+    return n;
+  };
+  std::map<std::string, TensorType> two = {{"X", f32({3, 16})}, {"Y", f32({3, 16})}};
+  EXPECT_EQ(copies(R"(function (X[N, M], Y[N, M]) -> (O, T) {
+    S = exp(X); T = S * 2.0; U = exp(Y);
+    C0[i, j : 3, 32] = =(S[i, j]); C1[i, j + 16 : 3, 32] = =(U[i, j]) default C0;
+    O[i : N] = +(C1[i, j]);
+  })",
+                   two),
+            2u);
+  EXPECT_EQ(copies(R"(function (X[N, M], Y[N, M]) -> (O) {
+    S = exp(X); U = exp(Y);
+    C0[i, j : 3, 40] = =(S[i, j]); C1[i, j + 24 : 3, 40] = =(U[i, j]) default C0;
+    O[i : N] = +(C1[i, j]);
+  })",
+                   two),
+            2u);
+  EXPECT_EQ(copies(R"(function (X[N, M], Y[N, M]) -> (O) {
+    S = exp(X); U = exp(Y);
+    C0[i, j : 3, 24] = =(S[i, j]); C1[i, j + 8 : 3, 24] = =(U[i, j]) default C0;
+    O[i : N] = +(C1[i, j]);
+  })",
+                   two),
+            2u);
+}
+
 TEST(Lower, GatherAndReshapeCopiesAreVectorizedNests) {
   auto lowered = lower(bind_text("function (T[N, M], I[K]) -> (O, R) { O = gather(T, I); "
                                  "R = reshape(T, 2, 160); }",
