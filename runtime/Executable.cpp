@@ -150,27 +150,28 @@ void Executable::Impl::set_constants(const TensorMap &values, const TensorMap &g
       panels[panel.name] = std::move(buffer);
     }
   report.constant_panels = static_cast<int>(panels.size());
+  where_stale = true;
 }
 
 DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &given,
                                              const DeviceTensorMap &outputs) {
   check_device_inputs(given);
-  DeviceTensorMap with_constants;
-  if (!constants.empty()) {
-    with_constants = given;
-    with_constants.insert(constants.begin(), constants.end());
-  }
-  const DeviceTensorMap &inputs = constants.empty() ? given : with_constants;
   for (const auto &[name, t] : outputs)
     if (!output_names.count(name))
       throw tile::Error("error: '" + name + "' is not an output of the program");
 
-  std::map<std::string, DeviceBuffer *> where;
-  std::set<uint64_t> input_ids;
+  refresh_where();
+  std::set<uint64_t> input_ids;  // the run's inputs' buffers; constant_ids hold the rest
   for (const auto &[name, type] : program.inputs) {
-    where[name] = inputs.at(name).buffer().get();
-    input_ids.insert(where[name]->id());
+    if (constant_names.count(name)) continue;
+    DeviceBuffer *b = given.at(name).buffer().get();
+    where[name] = b;
+    input_ids.insert(b->id());
   }
+  auto input = [&](const std::string &name) -> const DeviceTensor & {
+    auto c = constants.find(name);
+    return c != constants.end() ? c->second : given.at(name);
+  };
   DeviceTensorMap result;
   // Outputs bound to a tensor that is also an input are computed in the executable's own buffer
   // and copied after the last step, when nothing reads the input any more.
@@ -193,16 +194,17 @@ DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &given,
     }
     if (input_names.count(name)) {  // an input passed through
       if (bound != outputs.end())
-        copy_after.emplace_back(inputs.at(name).buffer(), bound->second);
+        copy_after.emplace_back(input(name).buffer(), bound->second);
       else
-        result[name] = inputs.at(name);
+        result[name] = input(name);
       continue;
     }
     if (bound == outputs.end()) {
       auto own = own_output(name);
       where[name] = own.get();
       result[name] = DeviceTensor(type, own);
-    } else if (input_ids.count(bound->second.buffer()->id())) {
+    } else if (uint64_t id = bound->second.buffer()->id();
+               input_ids.count(id) || constant_ids.count(id)) {
       auto own = own_output(name);
       where[name] = own.get();
       copy_after.emplace_back(own, bound->second);
@@ -210,10 +212,8 @@ DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &given,
       where[name] = bound->second.buffer().get();
     }
   }
-  for (const auto &[name, b] : temp_buffers) where[name] = b.get();
-  for (const auto &[name, b] : panels) where[name] = b.get();
 
-  run_steps(where);
+  run_steps();
   for (const auto &[from, to] : copy_after)
     timer.time(StepKind::Transfer, "copy to bound output",
                [&] { backend.copy(*from, *to.buffer(), to.bytes()); });
@@ -221,7 +221,31 @@ DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &given,
   return result;
 }
 
-void Executable::Impl::run_steps(const std::map<std::string, DeviceBuffer *> &where) {
+void Executable::Impl::refresh_where() {
+  if (!where_stale) return;
+  where.clear();
+  constant_ids.clear();
+  for (const auto &[name, type] : program.inputs) where[name] = nullptr;
+  for (const auto &[name, type] : program.outputs) where[name] = nullptr;
+  for (const auto &[name, t] : constants) {
+    where[name] = t.buffer().get();
+    constant_ids.insert(t.buffer()->id());
+  }
+  for (const auto &[name, b] : temp_buffers) where[name] = b.get();
+  for (const auto &[name, b] : panels) where[name] = b.get();
+  step_args.assign(lowered.steps.size(), {});
+  for (size_t i = 0; i < lowered.steps.size(); ++i) {
+    if (lowered.steps[i].kind != compiler::Step::Kind::Kernel) continue;
+    for (const auto &p : lowered.steps[i].kernel.params) {
+      auto it = where.find(p.name);
+      TESSERA_INTERNAL_ASSERT(it != where.end(), "a step uses unknown buffer " + p.name);
+      step_args[i].push_back(&it->second);
+    }
+  }
+  where_stale = false;
+}
+
+void Executable::Impl::run_steps() {
   auto at = [&](const std::string &name) {
     auto it = where.find(name);
     TESSERA_INTERNAL_ASSERT(it != where.end(), "a step uses unknown buffer " + name);
@@ -242,15 +266,14 @@ void Executable::Impl::run_steps(const std::map<std::string, DeviceBuffer *> &wh
       timed(StepKind::Fill, name, [&] { backend.fill(*at(name), 0); });
     const auto &step = lowered.steps[i];
     if (step.kind == compiler::Step::Kind::Host) {
-      run_host_step(step.host_statement, where);
+      run_host_step(step.host_statement);
       continue;
     }
     args.clear();
-    for (const auto &p : step.kernel.params) args.push_back(at(p.name));
+    for (DeviceBuffer **b : step_args[i]) args.push_back(*b);
     const Launch &launch = launches[kernel_of_step[i]];
     if (auto check = checks.find(i); check != checks.end()) {
-      timed(StepKind::Kernel, step.kernel.name,
-            [&] { launch_checked(i, check->second, args, where); });
+      timed(StepKind::Kernel, step.kernel.name, [&] { launch_checked(i, check->second, args); });
     } else if (watched[i]) {
       // Timed alone: what ran before it is finished first, and it is waited for.
       timed(StepKind::Kernel, step.kernel.name, [&] {
@@ -273,8 +296,7 @@ void Executable::Impl::run_steps(const std::map<std::string, DeviceBuffer *> &wh
 // the new kernel runs and its outputs are compared. When they differ, the replaced kernel runs
 // again, so that the run's results are its.
 void Executable::Impl::launch_checked(size_t step, Check &check,
-                                      const std::vector<DeviceBuffer *> &args,
-                                      const std::map<std::string, DeviceBuffer *> &where) {
+                                      const std::vector<DeviceBuffer *> &args) {
   const compiler::Kernel &kernel = lowered.steps[step].kernel;
   const Launch &launch = launches[kernel_of_step[step]];
   std::vector<DeviceBuffer *> old_args;
@@ -315,8 +337,7 @@ void Executable::Impl::launch_checked(size_t step, Check &check,
 
 // A statement the compiler left to the host: the reference interpreter evaluates it on the tensors
 // it reads, read back from the device; its result is written to its buffer.
-void Executable::Impl::run_host_step(const std::string &name,
-                                     const std::map<std::string, DeviceBuffer *> &where) {
+void Executable::Impl::run_host_step(const std::string &name) {
   const auto &st = *statements.at(name);
   TensorMap env;
   for (const auto &r : statement_reads(program, st)) {

@@ -265,6 +265,7 @@ void OnlineTuner::install(Executable::Impl &exe, const Trial &t, bool tuned) {
     exe.launches[exe.kernel_of_step[step]] =
         tuned ? Executable::Impl::Launch{t.built.get(), i} : t.untuned_launches[i];
   }
+  exe.where_stale = true;  // the kernels' params may differ
 }
 
 // The tuned kernel stays when it was right and faster in the program's own runs; either way the
