@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "backends/llvm/ThreadPool.h"
@@ -46,6 +48,50 @@ TEST(ThreadPool, ANestedLoopRunsInsideItsIteration) {
   tessera_parallel_for(nested_body, &s, 5);
   EXPECT_EQ(s.outer.load(), 5);
   for (int64_t i = 0; i < 64; ++i) EXPECT_EQ(s.inner.count[i].load(), 5);
+}
+
+// Jobs hand over without a lock while the threads spin; this goes through the sleeps: a pause
+// longer than a worker's idle spin (it sleeps and must be woken by the next job), and a worker's
+// chunk that keeps the caller waiting longer than its join spin (it sleeps and must be woken by the
+// worker). A lost wake-up hangs the test.
+std::thread::id caller_id;
+std::atomic<int> worker_chunks{0};
+
+void slow_hit(void *ctx, int64_t begin, int64_t end) {
+  bool caller = std::this_thread::get_id() == caller_id;
+  worker_chunks += !caller;
+  std::this_thread::sleep_for(std::chrono::milliseconds(caller ? 5 : 20));
+  hit(ctx, begin, end);
+}
+
+TEST(ThreadPool, WorkersAndCallerWakeFromTheirSleeps) {
+  caller_id = std::this_thread::get_id();
+  for (int repeat = 0; repeat < 10; ++repeat) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    Hits h(16);
+    worker_chunks = 0;
+    tessera_parallel_for(repeat % 2 ? slow_hit : hit, &h, 16);
+    for (int64_t i = 0; i < 16; ++i) ASSERT_EQ(h.count[i].load(), 1) << "repeat " << repeat;
+    // The caller alone would take 40 ms: a woken worker takes some of its chunks.
+    if (repeat % 2 && tessera::llvm_backend::pool_threads() > 1) {
+      EXPECT_GT(worker_chunks.load(), 0) << "repeat " << repeat;
+    }
+  }
+}
+
+TEST(ThreadPool, JobsFromSeveralThreadsRunOneAtATime) {
+  std::vector<std::thread> callers;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t)
+    callers.emplace_back([&] {
+      for (int repeat = 0; repeat < 300; ++repeat) {
+        Hits h(37);
+        tessera_parallel_for(hit, &h, 37);
+        for (int64_t i = 0; i < 37; ++i) wrong += h.count[i].load() != 1;
+      }
+    });
+  for (auto &c : callers) c.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace
