@@ -110,6 +110,35 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
     return s;
   }
 
+  // Rows: the longest other guard-free output index.
+  int row = -1;
+  for (size_t j = 0; j < r; ++j)
+    if (static_cast<int>(j) != v && n.guard_free(j) &&
+        (row < 0 || n.indices[j].extent > n.indices[row].extent))
+      row = static_cast<int>(j);
+  // Every vector a gather (a softmax's max or sum over the contiguous last axis, vectorized over
+  // the rows): no operand is shared between the rows of a register tile, so a GEMM's tile only
+  // adds gathers. One vector per row and a few rows, rows outermost: enough independent
+  // accumulators. Tuned over 40-60 schedules on the Intel kind, BERT's softmax max (12x128x128)
+  // ran 4.7x faster as 6 rows of one vector than as the GEMM tile of 5 rows of 4; 2.7-4.7x on three
+  // other shapes, every winner one vector wide.
+  if (row >= 0 && n.indices[row].extent > 1 && gathers_along(n, v)) {
+    int64_t e = n.indices[row].extent, rows = std::min<int64_t>(6, e);
+    for (int64_t t = rows; t >= 3; --t)
+      if (e % t == 0) {
+        rows = t;
+        break;
+      }
+    s.tile_sizes[row] = rows;
+    s.loop_order.clear();
+    s.loop_order.push_back(row);
+    s.loop_order.push_back(v);
+    for (size_t j = 0; j < k; ++j)
+      if (static_cast<int>(j) != row && static_cast<int>(j) != v)
+        s.loop_order.push_back(static_cast<int>(j));
+    prefer_parallel_outer(n, s, target);
+    return s;
+  }
   // Register blocking: rows x vectors accumulators, bounded by the register file (32 vector
   // registers with AVX-512, 16 below): leave room for the B vectors and one broadcast.
   int registers = target.vector_bits >= 512 ? 32 : 16;
@@ -117,12 +146,6 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
   int vecs = per % 3 == 0 && registers >= 32 ? 3 : per % 2 == 0 ? 2 : 1;
   s.tile_sizes[v] = width * vecs;
   s.unroll = vecs;
-  // Rows: the longest other guard-free output index.
-  int row = -1;
-  for (size_t j = 0; j < r; ++j)
-    if (static_cast<int>(j) != v && n.guard_free(j) &&
-        (row < 0 || n.indices[j].extent > n.indices[row].extent))
-      row = static_cast<int>(j);
   if (row >= 0) {
     int max_rows = std::max(1, (registers - vecs - 2) / vecs);
     int64_t e = n.indices[row].extent;

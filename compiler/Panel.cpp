@@ -130,6 +130,24 @@ std::vector<Packable> packable_loads(const ContractionNest &n, int v,
   return found;
 }
 
+bool gathers_along(const ContractionNest &n, int v) {
+  VarsOf all;
+  all.visit_expr(n.value);
+  std::map<std::string, int64_t> at;
+  for (const auto &ix : n.indices) at[ix.name] = ix.lo;
+  bool moved = false;
+  for (const Load *l : all.loads) {
+    int64_t a, b;
+    if (!eval_index(l->index, at, a)) return false;
+    at[n.indices[v].name] += 1;
+    bool ok = eval_index(l->index, at, b);
+    at[n.indices[v].name] -= 1;
+    if (!ok || b - a == 1) return false;
+    moved |= b != a;
+  }
+  return moved;
+}
+
 std::optional<ConstantPanel> constant_panel(const ContractionNest &n, int v, const Packable &p,
                                             int64_t T) {
   const NestIndex &vx = n.indices[v];

@@ -35,6 +35,12 @@ std::vector<Packable> packable_loads(const ContractionNest &n, int v, const std:
 std::optional<ConstantPanel> constant_panel(const ContractionNest &n, int v, const Packable &p,
                                             int64_t T);
 
+/// Whether the vector index `v` moves every load of `n.value` that it moves by more than one
+/// element per step, and moves at least one: each vector of such a nest is a gather, and no operand
+/// is shared between register tile rows (a softmax's max over the contiguous last axis, vectorized
+/// over the rows).
+bool gathers_along(const ContractionNest &n, int v);
+
 /// The most bytes between the lowest and the highest element that one load of `n.value` other
 /// than of buffer `except` reads over the nest's box (its index as plain integer arithmetic of the
 /// index variables; any other index counts as unbounded): the footprint of a GEMM's or a

@@ -1,9 +1,11 @@
 #include "compiler/tune/SearchSpace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "compiler/CostModel.h"
+#include "compiler/Panel.h"
 #include "compiler/SplitBorders.h"
 #include "compiler/tune/GpuSearchSpace.h"
 
@@ -32,6 +34,8 @@ std::vector<Schedule> contraction_candidates(const ContractionNest &interior, co
   // Where the activations outgrow L2 only one loop order is offered: timed alone, the tuner
   // would see them stay in L3 (CostModel.h).
   const bool activations = activations_outgrow_l2(n, v, target);
+  // Gathers (CostModel.cpp): few accumulators of one vector each first.
+  const bool gathers = gathers_along(n, v);
   std::vector<std::pair<double, Schedule>> scored;
   for (size_t row = 0; row < r; ++row) {
     if (static_cast<int>(row) == v || !n.guard_free(row) || n.indices[row].extent < 2) continue;
@@ -56,8 +60,12 @@ std::vector<Schedule> contraction_candidates(const ContractionNest &interior, co
             if (!rows_outer) continue;
             activations_first(n, v, s);
           }
-          // The order rule of the cost model breaks ties: vector tiles outermost.
-          double score = register_tile_score(rows, vecs, e, registers) * (rows_outer ? 0.97 : 1.0);
+          // The order rule of the cost model breaks ties: vector tiles outermost (rows outermost
+          // for gathers).
+          double score =
+              gathers ? 1.0 / (vecs * vecs * (1.0 + std::abs(static_cast<double>(rows) - 5.0))) *
+                            (rows_outer ? 1.0 : 0.97)
+                      : register_tile_score(rows, vecs, e, registers) * (rows_outer ? 0.97 : 1.0);
           scored.emplace_back(score, std::move(s));
         }
     }

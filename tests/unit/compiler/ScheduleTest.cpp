@@ -12,6 +12,7 @@
 #include "compiler/IRVisitor.h"
 #include "compiler/Lower.h"
 #include "compiler/LowerContraction.h"
+#include "compiler/Panel.h"
 #include "compiler/SplitBorders.h"
 #include "compiler/tune/SearchSpace.h"
 #include "runtime/interp/Interpret.h"
@@ -216,6 +217,39 @@ TEST(LoopOrder, ActivationsThatOutgrowL2GoOutsideTheChannelTiles) {
       EXPECT_EQ(c.step.model.loop_order.front(), v);  // the panel stays in L2 for all row tiles
     }
   }
+}
+
+// A softmax's max and sum over the contiguous last axis, vectorized over the rows: every vector is
+// a gather and no operand is shared between rows, so the model takes one vector per row and a few
+// rows (6 of BERT's 12 heads), rows outermost before the parallel rule, and the tuner tries few
+// accumulators of one vector first. A matmul keeps its register tile. Both match interp.
+TEST(RegisterTile, GathersTakeOneVectorPerRow) {
+  Target t = avx512();
+  t.backend = "llvm";
+  const std::string max_text =
+      "function (T[N, H, R, C]) -> (M) { M[i, j, k, 0 : N, H, R, 1] = >(T[i, j, k, l]); }";
+  std::map<std::string, TensorType> in = {{"T", f32({1, 12, 128, 128})}};
+  auto step = plan_program(tile::bind(tile::parse_program(max_text), in), t).steps.at(0);
+  const ContractionNest &n = step.nest;
+  EXPECT_TRUE(gathers_along(n, 2));
+  EXPECT_EQ(step.model.vector_index, 2);
+  EXPECT_EQ(step.model.tile_sizes, (std::vector<int64_t>{1, 6, 16, 1, 1}));
+  auto candidates = tune::candidates(n, t);
+  ASSERT_GE(candidates.size(), 6u);
+  for (size_t c = 1; c < 6; ++c) EXPECT_EQ(candidates[c].unroll, 1) << candidates[c].to_json();
+  expect_matches_interp(max_text, {{"T", f32({1, 12, 8, 32})}}, avx512());
+  expect_matches_interp(
+      "function (T[N, H, R, C]) -> (M) { M[i, j, k, 0 : N, H, R, 1] = +(T[i, j, k, l]); }",
+      {{"T", f32({2, 7, 16, 5})}}, avx512());
+
+  auto gemm = plan_program(
+      tile::bind(
+          tile::parse_program(
+              "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }"),
+          {{"A", f32({128, 768})}, {"B", f32({768, 768})}}),
+      t);
+  EXPECT_FALSE(gathers_along(gemm.steps.at(0).nest, 1));
+  EXPECT_EQ(gemm.steps.at(0).model.tile_sizes, (std::vector<int64_t>{8, 48, 1}));
 }
 
 TEST(SplitBorders, BorderStripsAreRowBlockedAndTailsPeeled) {
