@@ -329,8 +329,8 @@ TEST(LowerVsInterp, ConcatenationPartsAreStoredInPlace) {
   for (const auto &b : lowered.buffers)
     EXPECT_TRUE(b.name != "C0" && b.name != "Q1" && b.name != "R") << b.name;
 
-  // Left as copies: a part another statement reads too, parts that leave a gap (the rest is 0), and
-  // an overlapping link (the later part wins).
+  // Left as copies (against a chain done in place): a part another statement reads too, parts that
+  // leave a gap (the rest is 0), and an overlapping link (the later part wins).
   auto copies = [&](const std::string &text, const std::map<std::string, TensorType> &inputs) {
     expect_matches_interp(text, inputs, avx512());
     size_t n = 0;
@@ -338,28 +338,20 @@ TEST(LowerVsInterp, ConcatenationPartsAreStoredInPlace) {
       n += step.kernel.name == "C0" || step.kernel.name == "C1";
     return n;
   };
+  // Two 3x16 parts, the second at column `at` of a result `width` columns wide; `more` reads the
+  // first part once more.
+  auto chain = [](int width, int at, const std::string &more) {
+    std::string w = std::to_string(width);
+    return "function (X[N, M], Y[N, M]) -> (O" + std::string(more.empty() ? "" : ", T") +
+           ") { S = exp(X); U = exp(Y); " + more + " C0[i, j : 3, " + w +
+           "] = =(S[i, j]); C1[i, j + " + std::to_string(at) + " : 3, " + w +
+           "] = =(U[i, j]) default C0; O[i : N] = +(C1[i, j]); }";
+  };
   std::map<std::string, TensorType> two = {{"X", f32({3, 16})}, {"Y", f32({3, 16})}};
-  EXPECT_EQ(copies(R"(function (X[N, M], Y[N, M]) -> (O, T) {
-    S = exp(X); T = S * 2.0; U = exp(Y);
-    C0[i, j : 3, 32] = =(S[i, j]); C1[i, j + 16 : 3, 32] = =(U[i, j]) default C0;
-    O[i : N] = +(C1[i, j]);
-  })",
-                   two),
-            2u);
-  EXPECT_EQ(copies(R"(function (X[N, M], Y[N, M]) -> (O) {
-    S = exp(X); U = exp(Y);
-    C0[i, j : 3, 40] = =(S[i, j]); C1[i, j + 24 : 3, 40] = =(U[i, j]) default C0;
-    O[i : N] = +(C1[i, j]);
-  })",
-                   two),
-            2u);
-  EXPECT_EQ(copies(R"(function (X[N, M], Y[N, M]) -> (O) {
-    S = exp(X); U = exp(Y);
-    C0[i, j : 3, 24] = =(S[i, j]); C1[i, j + 8 : 3, 24] = =(U[i, j]) default C0;
-    O[i : N] = +(C1[i, j]);
-  })",
-                   two),
-            2u);
+  EXPECT_EQ(copies(chain(32, 16, ""), two), 0u);  // the control: done in place
+  EXPECT_EQ(copies(chain(32, 16, "T = S * 2.0;"), two), 2u);
+  EXPECT_EQ(copies(chain(40, 24, ""), two), 2u);
+  EXPECT_EQ(copies(chain(24, 8, ""), two), 2u);
 }
 
 TEST(Lower, GatherAndReshapeCopiesAreVectorizedNests) {
