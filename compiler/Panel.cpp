@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "compiler/IRBuild.h"
@@ -62,6 +63,19 @@ class ReplaceLoad : public IRMutator {
   Expr with_;
 };
 
+// How many elements one step of index `name` moves `index` from the box's lowest corner (the
+// coefficient of an affine index); none where the index is not plain integer arithmetic.
+std::optional<int64_t> index_step(const Expr &index, const ContractionNest &n,
+                                  const std::string &name) {
+  std::map<std::string, int64_t> at;
+  for (const auto &ix : n.indices) at[ix.name] = ix.lo;
+  int64_t base, moved;
+  if (!eval_index(index, at, base)) return std::nullopt;
+  ++at[name];
+  if (!eval_index(index, at, moved)) return std::nullopt;
+  return moved - base;
+}
+
 }  // namespace
 
 int64_t operand_span_bytes(const ContractionNest &n, const std::string &except) {
@@ -70,18 +84,12 @@ int64_t operand_span_bytes(const ContractionNest &n, const std::string &except) 
   int64_t widest = 0;
   for (const Load *l : all.loads) {
     if (l->buffer == except) continue;
-    // Affine in the index variables: the span is the sum of |coefficient| x (extent - 1), each
-    // coefficient the step one unit of its variable makes from the box's lowest corner.
-    std::map<std::string, int64_t> at;
-    for (const auto &ix : n.indices) at[ix.name] = ix.lo;
-    int64_t base, span = 1;
-    if (!eval_index(l->index, at, base)) return std::numeric_limits<int64_t>::max();
+    // Affine in the index variables: the span is the sum of |coefficient| x (extent - 1).
+    int64_t span = 1;
     for (const auto &ix : n.indices) {
-      int64_t moved;
-      ++at[ix.name];
-      if (!eval_index(l->index, at, moved)) return std::numeric_limits<int64_t>::max();
-      --at[ix.name];
-      span += std::abs(moved - base) * (ix.extent - 1);
+      auto step = index_step(l->index, n, ix.name);
+      if (!step) return std::numeric_limits<int64_t>::max();
+      span += std::abs(*step) * (ix.extent - 1);
     }
     widest = std::max(widest, span * static_cast<int64_t>(tile::dtype_size(l->type.dtype)));
   }
@@ -110,12 +118,7 @@ std::vector<Packable> packable_loads(const ContractionNest &n, int v,
       if (uses.names.count(n.indices[j].name)) mine.push_back(j);
     if (!only || mine.empty()) continue;
     // Contiguous in the vector index: one step of it moves one element.
-    std::map<std::string, int64_t> at;
-    for (const auto &ix : n.indices) at[ix.name] = ix.lo;
-    int64_t a, b;
-    if (!eval_index(l->index, at, a)) continue;
-    at[vx.name] += 1;
-    if (!eval_index(l->index, at, b) || b - a != 1) continue;
+    if (index_step(l->index, n, vx.name) != 1) continue;
     // Every point of the box must read in range: no guard may limit only this operand's indices.
     bool in_range = true;
     for (const auto &g : n.guards) {
@@ -133,17 +136,11 @@ std::vector<Packable> packable_loads(const ContractionNest &n, int v,
 bool gathers_along(const ContractionNest &n, int v) {
   VarsOf all;
   all.visit_expr(n.value);
-  std::map<std::string, int64_t> at;
-  for (const auto &ix : n.indices) at[ix.name] = ix.lo;
   bool moved = false;
   for (const Load *l : all.loads) {
-    int64_t a, b;
-    if (!eval_index(l->index, at, a)) return false;
-    at[n.indices[v].name] += 1;
-    bool ok = eval_index(l->index, at, b);
-    at[n.indices[v].name] -= 1;
-    if (!ok || b - a == 1) return false;
-    moved |= b != a;
+    auto step = index_step(l->index, n, n.indices[v].name);
+    if (!step || *step == 1) return false;
+    moved |= *step != 0;
   }
   return moved;
 }
