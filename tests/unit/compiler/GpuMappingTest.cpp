@@ -178,6 +178,36 @@ TEST(GpuMapping, WideTargetsGetTallRegisterTilesOfVectors) {
   EXPECT_EQ(s.workgroup, (std::vector<int64_t>{16, 1}));
 }
 
+// Padding bounds a convolution's rows with guards. A wide target (PoCL) still takes a tall tile
+// of them where the input is one broadcast value per row (a convolution, not a depthwise one);
+// lavapipe and SIMT GPUs keep their rows guard-free (both ran such tiles slower), and the tiles
+// compute what interp does.
+TEST(GpuMapping, WideTargetsTileRowsThatPaddingGuards) {
+  const std::string conv =
+      "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 14, 14, D] = "
+      "+(I[n, x + i - 1, y + j - 1, c] * K[i, j, c, d]); }";
+  const std::string depthwise =
+      "function (I[H, W, C], K[KH, KW, C]) -> (O) { O[x, y, c : 14, 14, C] = "
+      "+(I[x + i - 1, y + j - 1, c] * K[i, j, c]); }";
+  auto bound_conv = bind_program(
+      conv, {{"I", {DType::Float32, {1, 14, 14, 8}}}, {"K", {DType::Float32, {3, 3, 8, 32}}}});
+  auto bound_depthwise = bind_program(
+      depthwise, {{"I", {DType::Float32, {14, 14, 32}}}, {"K", {DType::Float32, {3, 3, 32}}}});
+  Target lavapipe = simt_target();
+  lavapipe.cpu_invocations = true;
+  auto rows = [](const LoweredProgram &l, int x) {  // outputs per work-item along x and y
+    const Schedule &s = l.steps.at(0).schedule;
+    return s.tile_sizes.at(x) * s.tile_sizes.at(x + 1);
+  };
+
+  auto wide_conv = lower(bound_conv, wide_target());
+  EXPECT_EQ(rows(wide_conv, 1), 7) << wide_conv.steps[0].schedule.to_json();
+  test::expect_lowered_matches_interp(bound_conv, wide_conv, 11, 1e-4, "guarded rows on PoCL");
+  EXPECT_EQ(rows(lower(bound_depthwise, wide_target()), 0), 1);
+  EXPECT_EQ(rows(lower(bound_conv, simt_target()), 1), 1);
+  EXPECT_EQ(rows(lower(bound_conv, lavapipe), 1), 1);
+}
+
 TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
   Target lavapipe = simt_target();
   lavapipe.cores = 2;
