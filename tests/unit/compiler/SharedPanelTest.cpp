@@ -76,6 +76,23 @@ TEST(SharedPanel, PackedOnceOutsideAllRegions) {
   EXPECT_EQ(c.packs, 1);
 }
 
+TEST(SharedPanel, SharedUpToTwoMegabytesPerTile) {
+  // ResNet's 7x7x512 layer on 5x5 outputs: tiles of 4 vectors (64 columns) over 3*3*512 terms
+  // make a 1.18 MB panel, over a single region's budget but shared; twice the channels (2.36 MB)
+  // are not, and each region streams its part of K.
+  auto structure = [](int64_t ci) {
+    auto bound = tile::bind(tile::parse_program(conv(5, 1, 1)),
+                            {{"I", f32({1, 5, 5, ci})}, {"K", f32({3, 3, ci, 512})}});
+    LoweredProgram lowered = lower(bound, avx512());
+    EXPECT_EQ(lowered.steps[0].schedule.tile_sizes[3], 64);
+    Count c;
+    c.visit_stmt(lowered.steps[0].kernel.body);
+    return std::pair(c.parallel, c.packs);
+  };
+  EXPECT_EQ(structure(512), std::pair(1, 1));
+  EXPECT_GT(structure(1024).first, 1);
+}
+
 TEST(SharedPanel, ConvsMatchInterp) {
   // {out, stride, pad, H, CI, CO, batch}: K over 1 MB in every case; 5x5 splits its border strips
   // again, 3x3 has a one-row interior, 1x1 has no interior; CO 288 gives 48-lane tiles (3 vectors).
