@@ -571,6 +571,7 @@ std::optional<Stmt> apply_reduction_blocks(const ContractionNest &n, const Sched
 
 // The GPU twin of the shared panel, for wide-vector devices (a CPU under OpenCL): a work-item
 // computes `tiles_per_item` consecutive row tiles (the innermost output loop) of one vector tile,
+// or where one tile holds every row (a 7x7 image), that many points of the next output index,
 // after copying that tile's panel of the vector operand into private memory once. SGEMM 1024 on
 // PoCL: B's rows, 4 KB apart, alias in L1 and L2 and every work-item streamed its columns from
 // L3; with the panel a whole run went from 49 to 108 GFLOP/s. The loops it returns are the
@@ -581,11 +582,13 @@ std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &sc
   int v = s.vector_index, row = gpu_panel_row(n, s);
   size_t r = n.outputs();
   if (row < 0 || s.tiles_per_item < 2) return std::nullopt;
+  int along = gpu_panel_chunk(n, s, row);  // the index the chunk runs over: row, or the next one
+  if (along < 0) return std::nullopt;
   const NestIndex vx = n.indices[v], rx = n.indices[row];
   int64_t T = std::min(s.tile_sizes[v], vx.extent);
   int64_t rows = std::clamp<int64_t>(s.tile_sizes[row], 1, rx.extent),
-          chunk = rows * s.tiles_per_item;
-  if (rx.extent % chunk != 0) return std::nullopt;
+          chunk = (along == row ? rows : 1) * s.tiles_per_item;
+  if (n.indices[along].extent % chunk != 0) return std::nullopt;
   auto panel =
       tile_panel(n, s, "#blk", [](int64_t tile, int64_t) { return tile <= kMaxPanelBytes; });
   if (!panel) return std::nullopt;
@@ -607,12 +610,13 @@ std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &sc
       bases["#blk"] = bin(Op::Add, imm(ix.lo), bin(Op::Mul, var(ix.name), imm(T)));
       continue;
     }
-    std::string base = j == static_cast<size_t>(row) ? "#rbase" : "#at_" + ix.name;
+    if (static_cast<int>(j) == row && along != row) continue;  // one tile of all rows, inside
+    std::string base = static_cast<int>(j) == along ? "#rbase" : "#at_" + ix.name;
     shift[ix.name] = bin(Op::Add, var(base), var(ix.name));
     c.indices[j].lo = 0;
-    if (static_cast<int>(j) == row) {
+    if (static_cast<int>(j) == along) {
       c.indices[j].extent = chunk;
-      std::string name = rows > 1 ? ix.name : ix.name + "_o";
+      std::string name = along == row && rows > 1 ? ix.name : ix.name + "_o";
       outer[j] = {name, 0, ix.extent / chunk};
       bases[base] = bin(Op::Add, imm(ix.lo), bin(Op::Mul, var(name), imm(chunk)));
     } else {

@@ -163,12 +163,18 @@ int64_t panel_tiles_per_item(const ContractionNest &n, const Schedule &s, const 
   if (!panel ||
       panel->size * static_cast<int64_t>(tile::dtype_size(panel->type.dtype)) < kPanelMinBytes)
     return 1;
-  int64_t others = n.indices[v].extent / T;  // work-items besides the row chunks
+  // A work-item's chunk runs over row tiles or, where one tile holds every row, over the points
+  // of the next output index (gpu_panel_chunk).
+  int chunk = gpu_panel_chunk(n, s, row);
+  if (chunk < 0) return 1;
+  int64_t per_step = chunk == row ? rows : e,
+          steps = chunk == row ? e / rows : n.indices[chunk].extent;
+  int64_t others = n.indices[v].extent / T;  // work-items besides the chunks
   for (size_t j = 0; j < n.outputs(); ++j)
-    if (static_cast<int>(j) != v && static_cast<int>(j) != row) others *= n.indices[j].extent;
-  int64_t tiles = e / rows;
-  for (int64_t R = std::min(tiles, std::max<int64_t>(1, kPanelRows / rows)); R >= 2; --R)
-    if (tiles % R == 0 && others * (tiles / R) >= 4 * target.cores) return R;
+    if (static_cast<int>(j) != v && static_cast<int>(j) != row && static_cast<int>(j) != chunk)
+      others *= n.indices[j].extent;
+  for (int64_t R = std::min(steps, std::max<int64_t>(1, kPanelRows / per_step)); R >= 2; --R)
+    if (steps % R == 0 && others * (steps / R) >= 4 * target.cores) return R;
   return 1;
 }
 
@@ -299,6 +305,20 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
   if (wide) {
     s.workgroup = {std::min<int64_t>(16, max_items), 1};
     s.tiles_per_item = panel_tiles_per_item(n, s, target);
+    // PoCL runs a work-group's items in a loop on one core: where groups of 16 would not spread
+    // evenly over the cores, the size (16, 8, 4, 2 or 1) that leaves the busiest core the fewest
+    // items, by a tenth or more (MobileNetV2's 7x7 1x1 convolutions: 40 work-items in groups of
+    // 16 put 32 on one core and 8 on the other; in groups of 4, 20 and 20).
+    int64_t items_total = 1;
+    for (size_t j = 0; j < r; ++j)
+      items_total *= (n.indices[j].extent + s.tile_sizes[j] - 1) / s.tile_sizes[j];
+    items_total = std::max<int64_t>(1, items_total / s.tiles_per_item);
+    auto busiest = [&](int64_t wg) {
+      int64_t groups = (items_total + wg - 1) / wg, cores = std::max(1, target.cores);
+      return (groups + cores - 1) / cores * std::min(wg, items_total);
+    };
+    for (int64_t wg = s.workgroup[0] / 2; wg >= 1; wg /= 2)
+      if (busiest(wg) * 10 <= busiest(s.workgroup[0]) * 9) s.workgroup[0] = wg;
   } else if (big_tile) {
     s.workgroup = {std::min<int64_t>(64, max_items), 1};
   } else {

@@ -215,6 +215,19 @@ int gpu_panel_row(const ContractionNest &n, const Schedule &s) {
   return row;
 }
 
+int gpu_panel_chunk(const ContractionNest &n, const Schedule &s, int row) {
+  if (row < 0) return -1;
+  const NestIndex &rx = n.indices[row];
+  if (std::clamp<int64_t>(s.tile_sizes[row], 1, rx.extent) < rx.extent) return row;
+  int chunk = -1;
+  for (int j : s.loop_order)
+    if (j == row)
+      break;
+    else if (static_cast<size_t>(j) < n.outputs() && j != s.vector_index && n.indices[j].extent > 1)
+      chunk = j;
+  return chunk;
+}
+
 void shift_indices(ContractionNest &c, const std::map<std::string, Expr> &shift) {
   c.value = substitute(c.value, shift);
   c.out_index = substitute(c.out_index, shift);

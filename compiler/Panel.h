@@ -64,6 +64,12 @@ Stmt panel_fill(const ContractionNest &n, int v, const Packable &p, const std::s
 /// on an output index other than those two).
 int gpu_panel_row(const ContractionNest &n, const Schedule &s);
 
+/// The output index whose consecutive points (tiles of `row`, gpu_panel_row's) a work-item of a
+/// GPU panel schedule computes: `row` itself, or where one register tile spans all of its rows
+/// (a 7x7 image's 7 rows), the next outer output index of `s.loop_order` that has more than one
+/// point (its columns); -1 where neither has.
+int gpu_panel_chunk(const ContractionNest &n, const Schedule &s, int row);
+
 /// Rewrites every use of the index variables `shift` names (value, output index, epilogue,
 /// unwritten value) to its expression: how a nest restricted to part of its box sees the rest.
 void shift_indices(ContractionNest &c, const std::map<std::string, Expr> &shift);

@@ -143,6 +143,11 @@ TEST(GpuMapping, PanelSchedulesMatchInterp) {
        "function (I[N, H, W, C], K[KH, KW, C, D]) -> (R) { O[n, x, y, d : N, 32, 4, D] = +(I[n, x "
        "+ i, y + j, c] * K[i, j, c, d]); R = relu(O); }",
        {{"I", {DType::Float32, {1, 34, 6, 16}}}, {"K", {DType::Float32, {3, 3, 16, 32}}}}},
+      // One register tile holds all 7 rows of the image: the chunk runs over its columns.
+      {"1x1 conv on a 7x7 image",
+       "function (I[N, H, W, C], K[C, D]) -> (O) { O[n, x, y, d : N, H, W, D] = +(I[n, x, y, c] "
+       "* K[c, d]); }",
+       {{"I", {DType::Float32, {1, 7, 7, 300}}}, {"K", {DType::Float32, {300, 256}}}}},
   };
   for (const auto &c : panel_cases) {
     auto bound = bind_program(c.text, c.inputs);
@@ -165,6 +170,23 @@ TEST(GpuMapping, PanelSchedulesMatchInterp) {
       << "37 rows make no chunk of 4 tiles";
   test::expect_lowered_matches_interp(bound, lowered, 10, 1e-4,
                                       "matmul of 37 rows, tiles_per_item 4");
+}
+
+// PoCL runs a work-group's items in a loop on one core: 40 work-items (a 7x7 1x1 convolution into
+// 1280 channels, each item a panel and all 49 pixels of 32 channels) go in groups of 4, not 16
+// (3 groups: 32 items on one core, 8 on the other), while 64 keep their groups of 16.
+TEST(GpuMapping, WideTargetsSpreadWorkGroupsEvenlyOverCores) {
+  auto schedule = [](int64_t channels) {
+    auto bound = bind_program(
+        "function (I[N, H, W, C], K[C, D]) -> (O) { O[n, x, y, d : N, H, W, D] = +(I[n, x, y, c] "
+        "* K[c, d]); }",
+        {{"I", {DType::Float32, {1, 7, 7, 320}}}, {"K", {DType::Float32, {320, channels}}}});
+    return lower(bound, wide_target()).steps.at(0).schedule;
+  };
+  Schedule few = schedule(1280);
+  EXPECT_EQ(few.tiles_per_item, 7) << few.to_json();
+  EXPECT_EQ(few.workgroup, (std::vector<int64_t>{4, 1}));
+  EXPECT_EQ(schedule(2048).workgroup, (std::vector<int64_t>{16, 1}));
 }
 
 TEST(GpuMapping, WideTargetsGetTallRegisterTilesOfVectors) {
