@@ -38,4 +38,8 @@ bench resnet50-opencl-tuned "${BENCH_SECONDS:-40}" resnet50 --device opencl:0 --
   --cache /tmp/tuned.db --iterations 10
 unset TESSERA_CACHE
 
-step torch-cuda 45 python3 "$(dirname "$0")/torch_peer.py"
+# PyTorch on CUDA running the same networks with the same weights (torch_zoo.py).
+for model in resnet50 mobilenet_v2; do
+  "${T[@]}" "$g/bin/tessera" bench "$model" --emit-tile "/tmp/zoo/$model-b1" >/dev/null 2>&1
+done
+step torch-cuda 60 python3 "$(dirname "$0")/torch_zoo.py" /tmp/zoo/resnet50-b1 /tmp/zoo/mobilenet_v2-b1
