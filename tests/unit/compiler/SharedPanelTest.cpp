@@ -91,6 +91,14 @@ TEST(SharedPanel, SharedUpToTwoMegabytesPerTile) {
   };
   EXPECT_EQ(structure(512), std::pair(1, 1));
   EXPECT_GT(structure(1024).first, 1);
+  // Two such tiles (128 channels out) against interp: every region reads the 1.18 MB panel.
+  std::map<std::string, TensorType> in = {{"I", f32({1, 5, 5, 512})}, {"K", f32({3, 3, 512, 128})}};
+  auto bound = tile::bind(tile::parse_program(conv(5, 1, 1)), in);
+  LoweredProgram lowered = lower(bound, avx512());
+  Count c;
+  c.visit_stmt(lowered.steps[0].kernel.body);
+  EXPECT_EQ(std::pair(c.parallel, c.packs), std::pair(1, 1));
+  test::expect_lowered_matches_interp(bound, lowered, 11, 1e-2, "1.18 MB shared panel");
 }
 
 TEST(SharedPanel, ConvsMatchInterp) {
