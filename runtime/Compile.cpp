@@ -3,6 +3,8 @@
 #include <chrono>
 #include <optional>
 
+#include "compiler/Subsample.h"
+
 #include "runtime/Backend.h"
 #include "runtime/BinaryStore.h"
 #include "runtime/Constants.h"
@@ -86,6 +88,12 @@ void check_fits(const tile::BoundProgram &program, const DeviceInfo &device) {
           tile::too_large_message(s.output, s.type, device.name, device.max_tensor_bytes));
 }
 
+// The program a device runs: only the positions its readers read (compiler/Subsample.h). interp
+// runs programs as written: it is the reference the others are checked against.
+tile::BoundProgram for_device(const tile::BoundProgram &program, const Backend &backend) {
+  return backend.runs_kernels() ? compiler::subsample_strided_reads(program) : program;
+}
+
 }  // namespace
 
 std::unique_ptr<Executable> compile(const tile::BoundProgram &given, Backend &backend,
@@ -93,7 +101,7 @@ std::unique_ptr<Executable> compile(const tile::BoundProgram &given, Backend &ba
   const auto start = Clock::now();
   std::optional<FoldedProgram> folded;
   if (!options.constants.empty()) folded = fold_constants(given, options.constants);
-  const tile::BoundProgram &program = folded ? folded->program : given;
+  const tile::BoundProgram program = for_device(folded ? folded->program : given, backend);
   check_fits(program, backend.info());
   CacheUse cache(backend, options);
   CompileReport report;
@@ -133,7 +141,7 @@ compiler::LoweredProgram lower_for(const tile::BoundProgram &program, Backend &b
                                    const CompileOptions &options) {
   CacheUse cache(backend, options);
   CompileReport report;
-  return lower_program(program, backend, options, cache, false, report);
+  return lower_program(for_device(program, backend), backend, options, cache, false, report);
 }
 
 }  // namespace tessera
