@@ -4,7 +4,9 @@ The weights are compiled in as constants (--weights const, the default: batch no
 convolutions, as ONNX Runtime and OpenVINO fold it) or uploaded once as inputs that stay on the
 device (--weights inputs); an iteration writes X into its device tensor, runs, and reads Y back. Schedules come from the kernel cache ($TESSERA_CACHE; run.py sets
 build/compare-cache.db), tuned online the first time. See worker_common.py for the protocol."""
+import datetime
 import json
+import pathlib
 
 import numpy as np
 import tessera as ts
@@ -14,8 +16,16 @@ from graph_io import program_inputs
 from worker_common import serve
 
 
+def _build():
+    # Which build ran: the module the worker imported (the one installed into .venv by `make
+    # build`, or PYTHONPATH's) and when it was linked; `ninja` alone does not refresh .venv's copy.
+    path = pathlib.Path(_native.__file__)
+    built = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc)
+    return f"{ts.__version__} ({path}, built {built:%Y-%m-%d %H:%M} UTC)"
+
+
 class TesseraEngine:
-    version = ts.__version__
+    version = _build()
 
     def __init__(self, model, args):
         self.name = f"tessera-{args.device}"
