@@ -112,8 +112,7 @@ Lattice read_at(const Affine &a, const Ranges &ranges) {
 Plan ref_need(const std::vector<int64_t> &shape, const Plan &plan) {
   Plan need(shape.size());
   const size_t off = plan.size() - shape.size();
-  for (size_t j = 0; j < shape.size(); ++j)
-    need[j] = shape[j] == 1 ? Lattice{} : plan[j + off];
+  for (size_t j = 0; j < shape.size(); ++j) need[j] = shape[j] == 1 ? Lattice{} : plan[j + off];
   return need;
 }
 
@@ -220,7 +219,8 @@ class Subsampler {
       for (const auto &a : in.dims) need.push_back(read_at(a, ranges));
       want(in.tensor, need);
     }
-    if (c.default_tensor) want(*c.default_tensor, ref_need(p_.type_of(*c.default_tensor).shape, plan));
+    if (c.default_tensor)
+      want(*c.default_tensor, ref_need(p_.type_of(*c.default_tensor).shape, plan));
   }
 
   void record_refs(const BoundExpr &e, const Plan &plan) {

@@ -40,6 +40,12 @@ std::map<std::string, std::vector<int64_t>> shapes(const tile::BoundProgram &p) 
   return out;
 }
 
+void expect_shapes(const tile::BoundProgram &p,
+                   const std::map<std::string, std::vector<int64_t>> &want) {
+  auto got = shapes(p);
+  for (const auto &[name, shape] : want) EXPECT_EQ(got[name], shape) << name;
+}
+
 std::vector<std::string> order(const tile::BoundProgram &p) {
   std::vector<std::string> out;
   for (const auto &s : p.statements) out.push_back(s.output);
@@ -134,13 +140,12 @@ TEST(Subsample, OddPositionsAndCoarserSteps) {
   })",
                       {{"X", f32({7, 3})}});
   const auto q = compiler::subsample_strided_reads(p);
-  auto s = shapes(q);
-  EXPECT_EQ(s["T"], (std::vector<int64_t>{3, 3}));
-  EXPECT_EQ(s["U"], (std::vector<int64_t>{4, 3}));
-  EXPECT_EQ(s["W"], (std::vector<int64_t>{3, 3}));
-  EXPECT_EQ(s["Z"], (std::vector<int64_t>{3, 3}));
-  EXPECT_EQ(s["M"], (std::vector<int64_t>{7, 3}));
-  EXPECT_EQ(s["M_strided"], (std::vector<int64_t>{3, 3}));
+  expect_shapes(q, {{"T", {3, 3}},
+                    {"U", {4, 3}},
+                    {"W", {3, 3}},
+                    {"Z", {3, 3}},
+                    {"M", {7, 3}},
+                    {"M_strided", {3, 3}}});
   expect_same_outputs(p, q);
 }
 
@@ -162,12 +167,7 @@ TEST(Subsample, KeepsWhatMustStayWhole) {
   })",
                       {{"X", f32({7, 3})}});
   const auto q = compiler::subsample_strided_reads(p);
-  auto s = shapes(q);
-  EXPECT_EQ(s["T"], (std::vector<int64_t>{7, 3}));
-  EXPECT_EQ(s["O"], (std::vector<int64_t>{7, 3}));
-  EXPECT_EQ(s["R"], (std::vector<int64_t>{7, 3}));
-  EXPECT_EQ(s["I"], (std::vector<int64_t>{7, 3}));
-  EXPECT_EQ(s["G"], (std::vector<int64_t>{8, 3}));
+  expect_shapes(q, {{"T", {7, 3}}, {"O", {7, 3}}, {"R", {7, 3}}, {"I", {7, 3}}, {"G", {8, 3}}});
   EXPECT_EQ(q.statements.size(), p.statements.size());
   expect_same_outputs(p, q);
 }
