@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 
 #include "compiler/Subsample.h"
 
@@ -88,31 +89,41 @@ void check_fits(const tile::BoundProgram &program, const DeviceInfo &device) {
           tile::too_large_message(s.output, s.type, device.name, device.max_tensor_bytes));
 }
 
-// The program a device runs: only the positions its readers read (compiler/Subsample.h). interp
-// runs programs as written: it is the reference the others are checked against.
-tile::BoundProgram for_device(const tile::BoundProgram &program, const Backend &backend) {
-  return backend.runs_kernels() ? compiler::subsample_strided_reads(program) : program;
-}
+// The program a device runs: the given one with its constants folded (CompileOptions::constants)
+// and computing only the positions its readers read (compiler/Subsample.h). interp runs programs
+// as written, constants aside: it is the reference the others are checked against.
+struct DeviceProgram {
+  std::optional<FoldedProgram> folded;
+  tile::BoundProgram program;
+  std::set<std::string> constant_inputs;  // the folded program's inputs that are constants
+
+  DeviceProgram(const tile::BoundProgram &given, const Backend &backend,
+                const CompileOptions &options) {
+    if (!options.constants.empty()) folded = fold_constants(given, options.constants);
+    const tile::BoundProgram &whole = folded ? folded->program : given;
+    program = backend.runs_kernels() ? compiler::subsample_strided_reads(whole) : whole;
+    if (folded)
+      for (const auto &[name, value] : folded->constants) constant_inputs.insert(name);
+  }
+};
 
 }  // namespace
 
 std::unique_ptr<Executable> compile(const tile::BoundProgram &given, Backend &backend,
                                     const CompileOptions &options) {
   const auto start = Clock::now();
-  std::optional<FoldedProgram> folded;
-  if (!options.constants.empty()) folded = fold_constants(given, options.constants);
-  const tile::BoundProgram program = for_device(folded ? folded->program : given, backend);
+  DeviceProgram device_program(given, backend, options);
+  const tile::BoundProgram &program = device_program.program;
+  const std::optional<FoldedProgram> &folded = device_program.folded;
   check_fits(program, backend.info());
   CacheUse cache(backend, options);
   CompileReport report;
   const TunePolicy policy = options.policy ? *options.policy : tune_policy_from_env();
   const bool online = policy == TunePolicy::Online && backend.runs_kernels();
   compiler::ProgramPlan plan;
-  std::set<std::string> constant_inputs;
-  if (folded)
-    for (const auto &[name, value] : folded->constants) constant_inputs.insert(name);
-  compiler::LoweredProgram lowered = lower_program(program, backend, options, cache, true, report,
-                                                   online ? &plan : nullptr, constant_inputs);
+  compiler::LoweredProgram lowered =
+      lower_program(program, backend, options, cache, true, report, online ? &plan : nullptr,
+                    device_program.constant_inputs);
   // 5. The device builds the finished kernels; it emits code and does nothing else.
   std::vector<const compiler::Kernel *> kernels;
   for (const auto &s : lowered.steps)
@@ -141,7 +152,9 @@ compiler::LoweredProgram lower_for(const tile::BoundProgram &program, Backend &b
                                    const CompileOptions &options) {
   CacheUse cache(backend, options);
   CompileReport report;
-  return lower_program(for_device(program, backend), backend, options, cache, false, report);
+  DeviceProgram device_program(program, backend, options);
+  return lower_program(device_program.program, backend, options, cache, false, report, nullptr,
+                       device_program.constant_inputs);
 }
 
 }  // namespace tessera

@@ -19,7 +19,8 @@ std::unique_ptr<Executable> compile(const tile::BoundProgram &program, Backend &
                                     const CompileOptions &options);
 
 /// What compile() would lower `program` to, with the cache's or the cost model's schedules and no
-/// tuning (`tessera lower --device`).
+/// tuning (`tessera lower --device`); with `options.constants`, folded and laid out as compile()
+/// does them.
 compiler::LoweredProgram lower_for(const tile::BoundProgram &program, Backend &backend,
                                    const CompileOptions &options);
 

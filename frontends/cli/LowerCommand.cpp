@@ -1,9 +1,11 @@
 // `tessera lower PROG.tile --in NAME=f32[2,3]... | --spec FILE.json [--device D] [--emit
-// tile|loops|source]
-// [--target generic]`: shows what the compiler makes of a program for a device: the bound program
-// with its fusion, the finished loop IR of every step with its schedule, or the device's source.
-// Schedules are what a run would take now (the kernel cache's, else the cost model's); nothing is
-// tuned. `--target generic` lowers for a fixed 1-core, 128-bit target instead (stable test output).
+// tile|loops|source] [--const NAMES | --const-except NAMES] [--target generic]`: shows what the
+// compiler makes of a program for a device: the bound program with its fusion, the finished loop
+// IR of every step with its schedule, or the device's source. Schedules are what a run would take
+// now (the kernel cache's, else the cost model's); nothing is tuned. With --const the inputs it
+// names are compiled in as `tessera run --const` compiles them, with random values: what folds
+// depends on the program, not on the values. `--target generic` lowers for a fixed 1-core,
+// 128-bit target instead (stable test output).
 #include <iostream>
 #include <map>
 #include <memory>
@@ -15,7 +17,9 @@
 #include "backends/Registry.h"
 #include "compiler/Lower.h"
 #include "frontends/cli/Commands.h"
+#include "frontends/cli/ConstantInputs.h"
 #include "frontends/cli/InputSpec.h"
+#include "frontends/cli/RandomInput.h"
 #include "runtime/Compile.h"
 #include "tile/Bind.h"
 #include "tile/Diagnostics.h"
@@ -33,6 +37,7 @@ struct LowerOptions {
   std::string device;
   std::string emit = "loops";
   std::string target = "device";
+  ConstantNames constants;
 };
 
 [[noreturn]] void fail(const std::string &message) {
@@ -58,19 +63,30 @@ void lower_command(const LowerOptions &o) {
   DeviceRegistry registry = builtin_devices();
   std::unique_ptr<Device> device =
       registry.create(o.device.empty() ? registry.default_name() : o.device);
+  CompileOptions options;
+  if (o.constants.any()) {
+    if (o.target == "generic") fail("--const shows a device's lowering; drop --target generic");
+    TensorMap values;
+    for (const auto &[name, type] : bound.inputs) {
+      HostTensor t(type);
+      fill_random(t, 1, name);
+      values[name] = std::move(t);
+    }
+    options.constants = take_constants(o.constants, bound, values);
+  }
 
   if (o.emit == "source") {
-    std::cout << device->source(bound);
+    std::cout << device->source(bound, options);
     return;
   }
   if (o.emit == "loops" && o.target == "device") {
-    std::cout << device->loops(bound);
+    std::cout << device->loops(bound, options);
     return;
   }
   // 1 core and 128-bit vectors: the same loops on every machine.
   compiler::LoweredProgram lowered = o.target == "generic"
                                          ? compiler::lower(bound, compiler::Target{"llvm"})
-                                         : lower_for(bound, device->backend(), CompileOptions{});
+                                         : lower_for(bound, device->backend(), options);
   if (o.emit == "loops") {
     std::cout << compiler::print_lowered(lowered);
     return;
@@ -103,6 +119,7 @@ void add_lower_command(CLI::App &app) {
   cmd->add_option("--emit", options->emit, "What to print: tile, loops (default) or source");
   cmd->add_option("--target", options->target,
                   "device (default: the device's target) or generic (1 core, 128-bit vectors)");
+  add_constant_options(*cmd, options->constants);
   cmd->callback([options] { lower_command(*options); });
 }
 

@@ -18,6 +18,7 @@
 
 #include "backends/Registry.h"
 #include "frontends/cli/Commands.h"
+#include "frontends/cli/ConstantInputs.h"
 #include "frontends/cli/InputSpec.h"
 #include "frontends/cli/RandomInput.h"
 #include "frontends/cli/TuneProgress.h"
@@ -42,8 +43,7 @@ struct RunOptions {
   std::string spec;
   std::optional<uint64_t> seed;
   int repeat = 1;
-  std::vector<std::string> constants;         // inputs compiled as constants
-  std::vector<std::string> constants_except;  // or: every input but these
+  ConstantNames constants;  // inputs compiled as constants
 };
 
 /// What `--stats` writes: the compile and the runs.
@@ -250,25 +250,6 @@ std::string profile_summary(const std::vector<ProfiledStep> &steps, double run_s
   return line;
 }
 
-/// The inputs `--const` / `--const-except` name, moved out of `inputs`.
-TensorMap take_constants(const RunOptions &options, const tile::BoundProgram &bound,
-                         TensorMap &inputs) {
-  std::set<std::string> names;
-  for (const auto &n : options.constants) names.insert(n);
-  std::set<std::string> except(options.constants_except.begin(), options.constants_except.end());
-  for (const auto &[name, type] : bound.inputs)
-    if (!options.constants_except.empty() && !except.erase(name)) names.insert(name);
-  for (const auto &n : except) fail("--const-except names '" + n + "', which is not an input");
-  TensorMap constants;
-  for (const auto &n : names) {
-    auto it = inputs.find(n);
-    if (it == inputs.end()) fail("--const names '" + n + "', which is not an input");
-    constants[n] = std::move(it->second);
-    inputs.erase(it);
-  }
-  return constants;
-}
-
 void run(const RunOptions &options) {
   tile::Program program = tile::parse_program(tile::read_source_file(options.program));
   DeviceRegistry registry = builtin_devices();
@@ -286,7 +267,7 @@ void run(const RunOptions &options) {
   TuneProgressBar progress(TuneBudget{}.max_trials, false);
   CompileOptions compile_options;
   compile_options.progress = [&](const TuneProgress &p) { progress(p); };
-  compile_options.constants = take_constants(options, bound, inputs);
+  compile_options.constants = take_constants(options.constants, bound, inputs);
   std::unique_ptr<Executable> executable = device->compile(bound, compile_options);
   progress.finish();
   stats.compile_seconds = seconds_since(start);
@@ -365,15 +346,7 @@ void add_run_command(CLI::App &app) {
       ->needs(spec);
   cmd->add_option("--repeat", options->repeat, "Run this many times after compiling (median time)")
       ->check(CLI::PositiveNumber);
-  CLI::Option *constants =
-      cmd->add_option("--const", options->constants,
-                      "Inputs whose values are compiled in (inference weights): what depends on "
-                      "them alone is computed once, batch norm is folded into the weights")
-          ->delimiter(',');
-  cmd->add_option("--const-except", options->constants_except,
-                  "Compile every input as a constant but these (e.g. --const-except X)")
-      ->delimiter(',')
-      ->excludes(constants);
+  add_constant_options(*cmd, options->constants);
   cmd->callback([options] { run(*options); });
 }
 

@@ -432,3 +432,31 @@ def test_lower_emits_each_devices_source(tessera, tmp_path):
     proc = tessera("lower", prog, *types, "--emit", "source", "--device", "interp", check=False)
     assert proc.returncode == 1
     assert "device 'interp' has no source form to show" in proc.stderr
+
+
+CONV_BN = """function (I[N, H, W, C], K[3, 3, C, F], G[F], B[F]) -> (O) {
+  T[n, i, j, f : N, H, W, F] = +(I[n, i + k - 1, j + l - 1, c] * K[k, l, c, f]);
+  S = mul(T, G);
+  U = add(S, B);
+  O = relu(U);
+}
+"""
+
+
+def test_lower_shows_what_constants_compile_to(tessera, tmp_path):
+    # As `run --const-except I` compiles it: the scale and shift folded into the weights and one
+    # shift, the weights read from a panel laid out while compiling; without --const, K, G and B
+    # are read as written.
+    prog = write(tmp_path / "conv.tile", CONV_BN)
+    types = ["--in", "I=f32[1,16,16,64]", "--in", "K=f32[3,3,64,128]", "--in", "G=f32[128]",
+             "--in", "B=f32[128]"]
+    plain = tessera("lower", prog, *types, "--device", "cpu").stdout
+    const = tessera("lower", prog, *types, "--device", "cpu", "--const-except", "I").stdout
+    kernel = [line for line in const.splitlines() if line.startswith("kernel ")]
+    assert len(kernel) == 1, kernel
+    assert "T_shift: float32[128] in" in kernel[0] and "T_weights@panel" in kernel[0], kernel
+    assert "G: float32[128] in" in plain and "@panel" not in plain
+    assert tessera("lower", prog, *types, "--device", "cpu", "--const", "K,G,B").stdout == const
+    proc = tessera("lower", prog, *types, "--const-except", "X", check=False)
+    assert proc.returncode == 1
+    assert one_line(proc.stderr) == "tessera: error: --const-except names 'X', which is not an input"
