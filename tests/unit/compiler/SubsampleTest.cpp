@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "autodiff/Gradient.h"
 #include "backends/Registry.h"
 #include "compiler/Subsample.h"
 #include "runtime/interp/Interpret.h"
@@ -44,6 +45,12 @@ void expect_shapes(const tile::BoundProgram &p,
                    const std::map<std::string, std::vector<int64_t>> &want) {
   auto got = shapes(p);
   for (const auto &[name, shape] : want) EXPECT_EQ(got[name], shape) << name;
+}
+
+bool any_of_shape(const tile::BoundProgram &p, const std::vector<int64_t> &shape) {
+  for (const auto &s : p.statements)
+    if (s.type.shape == shape) return true;
+  return false;
 }
 
 std::vector<std::string> order(const tile::BoundProgram &p) {
@@ -120,6 +127,42 @@ TEST(Subsample, EveryDeviceRunsItAsInterpRunsTheOriginal) {
       for (int64_t i = 0; i < a.elements(); ++i)
         ASSERT_NEAR(b.get_double(i), a.get_double(i), 1e-5 * (1 + std::abs(a.get_double(i))))
             << device << " " << name << " at " << i;
+    }
+  }
+}
+
+TEST(Subsample, TrainingStepsMatchInterpOnEveryDevice) {
+  // The stage end's gradient: the backward pass reads T's inputs whole (relu's derivative), so
+  // the forward pass subsamples through strided copies; every device against interp.
+  const char *const loss = R"(function (X[N, H, W, C], K3[3, 3, C, C], K1[1, 1, C, C], B[C],
+                                        S[1, 1, C, E], S2[1, 1, C, F]) -> (L) {
+    V = relu(X);
+    A[n, i, j, c : N, H, W, C] = +(V[n, i + k - 1, j + l - 1, ci] * K3[k, l, ci, c]);
+    P[n, i, j, c : N, H, W, C] = +(A[n, i + k, j + l, ci] * K1[k, l, ci, c]);
+    Q = add(P, B);
+    T = relu(add(Q, V));
+    Y[n, i, j, e : N, 4, 4, E] = +(T[n, 2*i + k, 2*j + l, c] * S[k, l, c, e]);
+    Z[n, i, j, f : N, 4, 4, F] = +(T[n, 2*i + k, 2*j + l, c] * S2[k, l, c, f]);
+    L[] = +(Y[n, i, j, e] * Y[n, i, j, e]);
+  })";
+  const std::vector<std::string> wrt = {"X", "K3", "K1", "B", "S", "S2"};
+  auto types = kStageTypes;
+  types["d_L"] = f32({});
+  const auto p = tile::bind(autodiff::gradient(tile::parse_program(loss), "L", wrt), types);
+  ASSERT_TRUE(any_of_shape(compiler::subsample_strided_reads(p), {2, 4, 4, 5}));
+  const TensorMap in = random_inputs(p, 9);
+  const TensorMap want = interpret(p, in);
+  DeviceRegistry registry = builtin_devices();
+  for (const auto &device : registry.names()) {
+    CompileOptions options;
+    options.policy = TunePolicy::Off;
+    const TensorMap got = registry.create(device)->compile(p, options)->run(in);
+    for (const auto &name : wrt) {
+      const HostTensor &a = want.at("d_" + name), &b = got.at("d_" + name);
+      ASSERT_EQ(a.type(), b.type()) << device << " d_" << name;
+      for (int64_t i = 0; i < a.elements(); ++i)
+        ASSERT_NEAR(b.get_double(i), a.get_double(i), 1e-4 * (1 + std::abs(a.get_double(i))))
+            << device << " d_" << name << " at " << i;
     }
   }
 }
