@@ -22,9 +22,7 @@ void add_constant_options(CLI::App &cmd, ConstantNames &names) {
 
 TensorMap take_constants(const ConstantNames &names, const tile::BoundProgram &bound,
                          TensorMap &inputs) {
-  auto fail = [](const std::string &message) {
-    throw tile::Error("tessera: error: " + message);
-  };
+  auto fail = [](const std::string &message) { throw tile::Error("tessera: error: " + message); };
   std::set<std::string> chosen(names.only.begin(), names.only.end());
   std::set<std::string> except(names.except.begin(), names.except.end());
   for (const auto &[name, type] : bound.inputs)
