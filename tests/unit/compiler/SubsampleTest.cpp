@@ -19,7 +19,8 @@ using tile::TensorType;
 
 TensorType f32(std::vector<int64_t> shape) { return {DType::Float32, std::move(shape)}; }
 
-tile::BoundProgram bind(const char *source, const std::map<std::string, TensorType> &types) {
+tile::BoundProgram bound(const std::string &source,
+                         const std::map<std::string, TensorType> &types) {
   return tile::bind(tile::parse_program(source), types);
 }
 
@@ -74,8 +75,7 @@ void expect_same_outputs(const tile::BoundProgram &original, const tile::BoundPr
 
 // The end of a ResNet stage as Keras writes it: the last block's output T is read only by the
 // next stage's stride-2 1x1 convolutions (the shortcut Y and the main path Z).
-const char *const kStageEnd = R"(function (X[N, H, W, C], K3[3, 3, C, C], K1[1, 1, C, C], B[C],
-                                           S[1, 1, C, E], S2[1, 1, C, F]) -> (Y, Z) {
+const char *const kStageBody = R"(
   V = relu(X);
   A[n, i, j, c : N, H, W, C] = +(V[n, i + k - 1, j + l - 1, ci] * K3[k, l, ci, c]);
   P[n, i, j, c : N, H, W, C] = +(A[n, i + k, j + l, ci] * K1[k, l, ci, c]);
@@ -83,14 +83,21 @@ const char *const kStageEnd = R"(function (X[N, H, W, C], K3[3, 3, C, C], K1[1, 
   T = relu(add(Q, V));
   Y[n, i, j, e : N, 4, 4, E] = +(T[n, 2*i + k, 2*j + l, c] * S[k, l, c, e]);
   Z[n, i, j, f : N, 4, 4, F] = +(T[n, 2*i + k, 2*j + l, c] * S2[k, l, c, f]);
-})";
+)";
+
+// The stage with `outputs`, and `more` statements after it.
+std::string stage(const std::string &outputs, const std::string &more = "") {
+  return "function (X[N, H, W, C], K3[3, 3, C, C], K1[1, 1, C, C], B[C], S[1, 1, C, E], "
+         "S2[1, 1, C, F]) -> (" +
+         outputs + ") {" + kStageBody + more + "}";
+}
 
 const std::map<std::string, TensorType> kStageTypes = {
     {"X", f32({2, 7, 7, 5})}, {"K3", f32({3, 3, 5, 5})}, {"K1", f32({1, 1, 5, 5})},
     {"B", f32({5})},          {"S", f32({1, 1, 5, 3})},  {"S2", f32({1, 1, 5, 4})}};
 
 TEST(Subsample, StageEndComputesOnlyTheEvenPixels) {
-  const auto p = bind(kStageEnd, kStageTypes);
+  const auto p = bound(stage("Y, Z"), kStageTypes);
   const auto q = compiler::subsample_strided_reads(p);
   auto s = shapes(q);
   // The 3x3 convolution, the 1x1 after it, the bias, the add and relu: pixels 0, 2, 4, 6 of 7.
@@ -111,66 +118,45 @@ TEST(Subsample, StageEndComputesOnlyTheEvenPixels) {
   expect_same_outputs(p, q);
 }
 
-TEST(Subsample, EveryDeviceRunsItAsInterpRunsTheOriginal) {
-  const auto p = bind(kStageEnd, kStageTypes);
-  const TensorMap in = random_inputs(p, 5);
-  const TensorMap want = interpret(p, in);
-  DeviceRegistry registry = builtin_devices();
-  for (const auto &device : registry.names()) {
-    CompileOptions options;
-    options.policy = TunePolicy::Off;
-    auto exe = registry.create(device)->compile(p, options);
-    const TensorMap got = exe->run(in);
-    for (const char *name : {"Y", "Z"}) {
-      const HostTensor &a = want.at(name), &b = got.at(name);
-      ASSERT_EQ(a.type(), b.type()) << device << " " << name;
-      for (int64_t i = 0; i < a.elements(); ++i)
-        ASSERT_NEAR(b.get_double(i), a.get_double(i), 1e-5 * (1 + std::abs(a.get_double(i))))
-            << device << " " << name << " at " << i;
-    }
-  }
-}
-
-TEST(Subsample, TrainingStepsMatchInterpOnEveryDevice) {
-  // The stage end's gradient: the backward pass reads T's inputs whole (relu's derivative), so
-  // the forward pass subsamples through strided copies; every device against interp.
-  const char *const loss = R"(function (X[N, H, W, C], K3[3, 3, C, C], K1[1, 1, C, C], B[C],
-                                        S[1, 1, C, E], S2[1, 1, C, F]) -> (L) {
-    V = relu(X);
-    A[n, i, j, c : N, H, W, C] = +(V[n, i + k - 1, j + l - 1, ci] * K3[k, l, ci, c]);
-    P[n, i, j, c : N, H, W, C] = +(A[n, i + k, j + l, ci] * K1[k, l, ci, c]);
-    Q = add(P, B);
-    T = relu(add(Q, V));
-    Y[n, i, j, e : N, 4, 4, E] = +(T[n, 2*i + k, 2*j + l, c] * S[k, l, c, e]);
-    Z[n, i, j, f : N, 4, 4, F] = +(T[n, 2*i + k, 2*j + l, c] * S2[k, l, c, f]);
-    L[] = +(Y[n, i, j, e] * Y[n, i, j, e]);
-  })";
-  const std::vector<std::string> wrt = {"X", "K3", "K1", "B", "S", "S2"};
-  auto types = kStageTypes;
-  types["d_L"] = f32({});
-  const auto p = tile::bind(autodiff::gradient(tile::parse_program(loss), "L", wrt), types);
-  ASSERT_TRUE(any_of_shape(compiler::subsample_strided_reads(p), {2, 4, 4, 5}));
-  const TensorMap in = random_inputs(p, 9);
+// Every device runs `p` (subsampling it) as interp runs `p` as written.
+void expect_devices_match_interp(const tile::BoundProgram &p, unsigned seed) {
+  const TensorMap in = random_inputs(p, seed);
   const TensorMap want = interpret(p, in);
   DeviceRegistry registry = builtin_devices();
   for (const auto &device : registry.names()) {
     CompileOptions options;
     options.policy = TunePolicy::Off;
     const TensorMap got = registry.create(device)->compile(p, options)->run(in);
-    for (const auto &name : wrt) {
-      const HostTensor &a = want.at("d_" + name), &b = got.at("d_" + name);
-      ASSERT_EQ(a.type(), b.type()) << device << " d_" << name;
+    for (const auto &[name, type] : p.outputs) {
+      const HostTensor &a = want.at(name), &b = got.at(name);
+      ASSERT_EQ(a.type(), b.type()) << device << " " << name;
       for (int64_t i = 0; i < a.elements(); ++i)
         ASSERT_NEAR(b.get_double(i), a.get_double(i), 1e-4 * (1 + std::abs(a.get_double(i))))
-            << device << " d_" << name << " at " << i;
+            << device << " " << name << " at " << i;
     }
   }
+}
+
+TEST(Subsample, EveryDeviceRunsItAsInterpRunsTheOriginal) {
+  expect_devices_match_interp(bound(stage("Y, Z"), kStageTypes), 5);
+}
+
+TEST(Subsample, TrainingStepsMatchInterpOnEveryDevice) {
+  // The stage end's gradient: the backward pass reads T's inputs whole (relu's derivative), so
+  // the forward pass subsamples through strided copies; every device against interp.
+  const auto loss = tile::parse_program(stage("L", "  L[] = +(Y[n, i, j, e] * Y[n, i, j, e]);\n"));
+  auto types = kStageTypes;
+  types["d_L"] = f32({});
+  const auto p =
+      tile::bind(autodiff::gradient(loss, "L", {"X", "K3", "K1", "B", "S", "S2"}), types);
+  ASSERT_TRUE(any_of_shape(compiler::subsample_strided_reads(p), {2, 4, 4, 5}));
+  expect_devices_match_interp(p, 9);
 }
 
 TEST(Subsample, OddPositionsAndCoarserSteps) {
   // Read at 2*i + 1 only: positions 1, 3, 5 of 7 (T, and Z, with the contraction W and a copy
   // of M, which O4 reads whole). Read at 4*i and 2*i: every even one.
-  const auto p = bind(R"(function (X[N, C]) -> (O1, O2, O3, O4) {
+  const auto p = bound(R"(function (X[N, C]) -> (O1, O2, O3, O4) {
     T = exp(X);
     O1[i, c : 3, C] = +(T[2*i + 1, c]);
     U = X * 2.0;
@@ -181,7 +167,7 @@ TEST(Subsample, OddPositionsAndCoarserSteps) {
     O3[i, c : 3, C] = +(Z[2*i + 1, c]);
     O4[i, c : 7, C] = +(M[i, c]);
   })",
-                      {{"X", f32({7, 3})}});
+                       {{"X", f32({7, 3})}});
   const auto q = compiler::subsample_strided_reads(p);
   expect_shapes(q, {{"T", {3, 3}},
                     {"U", {4, 3}},
@@ -195,7 +181,7 @@ TEST(Subsample, OddPositionsAndCoarserSteps) {
 TEST(Subsample, KeepsWhatMustStayWhole) {
   // T: read at even and odd positions. O: a program output. R: read by a reshape. I: elementwise
   // over its own coordinates (index). G: written at 2*i (no plain output index to subsample).
-  const auto p = bind(R"(function (X[N, C]) -> (A, O, B, D, E, H) {
+  const auto p = bound(R"(function (X[N, C]) -> (A, O, B, D, E, H) {
     T = exp(X);
     A[i, c : 3, C] = +(T[2*i, c] + T[2*i + 1, c]);
     O = X + 1.0;
@@ -208,7 +194,7 @@ TEST(Subsample, KeepsWhatMustStayWhole) {
     G[2*i, c : 8, C] = +(X[i, c]);
     H[i, c : 4, C] = +(G[2*i, c]);
   })",
-                      {{"X", f32({7, 3})}});
+                       {{"X", f32({7, 3})}});
   const auto q = compiler::subsample_strided_reads(p);
   expect_shapes(q, {{"T", {7, 3}}, {"O", {7, 3}}, {"R", {7, 3}}, {"I", {7, 3}}, {"G", {8, 3}}});
   EXPECT_EQ(q.statements.size(), p.statements.size());
