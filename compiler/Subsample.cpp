@@ -60,17 +60,6 @@ std::vector<int64_t> extents(const std::vector<int64_t> &shape, const Plan &plan
   return out;
 }
 
-std::optional<size_t> plain_index(const Affine &a) {
-  std::optional<size_t> j;
-  for (size_t k = 0; k < a.coeffs.size(); ++k) {
-    if (a.coeffs[k] == Rational(0)) continue;
-    if (j || !(a.coeffs[k] == Rational(1))) return std::nullopt;
-    j = k;
-  }
-  if (!(a.constant == Rational(0))) return std::nullopt;
-  return j;
-}
-
 bool pointwise(const BoundExpr &e) {
   if (e.kind == Expr::Kind::Call && tile::is_special(e.op)) return false;
   for (const auto &a : e.args)
@@ -122,7 +111,7 @@ BoundContraction subsampled(const BoundContraction &c, const Plan &plan) {
   BoundContraction out = c;
   for (size_t d = 0; d < plan.size(); ++d) {
     if (!plan[d].strided()) continue;
-    const size_t x = *plain_index(c.output.dims[d]);
+    const size_t x = *c.output.dims[d].plain_index();
     auto sub = [&](Affine &a) {
       a.constant = a.constant + a.coeffs[x] * Rational(plan[d].rest);
       a.coeffs[x] = a.coeffs[x] * Rational(plan[d].step);
@@ -184,7 +173,7 @@ class Subsampler {
       if (!s.is_contraction()) continue;
       // A contraction's strided dimension must be written by one plain index of its own.
       const auto &out = s.contraction().output.dims;
-      auto x = plain_index(out[d]);
+      auto x = out[d].plain_index();
       bool own = x.has_value();
       for (size_t k = 0; own && k < out.size(); ++k)
         own = k == d || out[k].coeffs[*x] == Rational(0);

@@ -39,18 +39,6 @@ BoundExprPtr ref(const std::string &name, const std::vector<int64_t> &shape) {
   return e;
 }
 
-// The index variable `a` is, when it is one plain index (coefficient 1, no constant).
-std::optional<size_t> plain_index(const tile::Affine &a) {
-  std::optional<size_t> j;
-  for (size_t k = 0; k < a.coeffs.size(); ++k) {
-    if (a.coeffs[k] == tile::Rational(0)) continue;
-    if (j || !(a.coeffs[k] == tile::Rational(1))) return std::nullopt;
-    j = k;
-  }
-  if (!(a.constant == tile::Rational(0))) return std::nullopt;
-  return j;
-}
-
 bool mentions(const tile::Affine &a, size_t j) { return !(a.coeffs[j] == tile::Rational(0)); }
 
 // y = scale[c] * acc + shift[c] per channel c: the epilogue of a contraction so far.
@@ -168,7 +156,7 @@ class EpilogueFolder {
         c.default_tensor)
       return 0;
     const size_t d = s.type.shape.size() - 1;
-    auto j = plain_index(c.output.dims[d]);
+    auto j = c.output.dims[d].plain_index();
     if (!j) return 0;
     for (size_t k = 0; k < c.output.dims.size(); ++k)
       if (k != d && mentions(c.output.dims[k], *j)) return 0;
@@ -184,7 +172,7 @@ class EpilogueFolder {
     for (size_t k = 0; k < c.inputs[w].dims.size(); ++k) {
       const auto &a = c.inputs[w].dims[k];
       if (!mentions(a, *j)) continue;
-      if (channel_dim || plain_index(a) != j) return 0;
+      if (channel_dim || a.plain_index() != j) return 0;
       channel_dim = k;
     }
     if (!channel_dim) return 0;

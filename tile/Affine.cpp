@@ -73,6 +73,17 @@ bool Affine::is_constant() const {
   return true;
 }
 
+std::optional<size_t> Affine::plain_index() const {
+  std::optional<size_t> j;
+  for (size_t k = 0; k < coeffs.size(); ++k) {
+    if (coeffs[k] == Rational(0)) continue;
+    if (j || !(coeffs[k] == Rational(1))) return std::nullopt;
+    j = k;
+  }
+  if (!(constant == Rational(0))) return std::nullopt;
+  return j;
+}
+
 Rational Affine::evaluate(const std::vector<int64_t> &point) const {
   Rational v = constant;
   for (size_t i = 0; i < coeffs.size(); ++i)

@@ -2,7 +2,9 @@
 // index polynomials (`2*x + k - 1`, `i/2`).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,8 @@ struct Affine {
 
   bool operator==(const Affine &) const = default;
   bool is_constant() const;
+  /// The index variable the form is, where it is one plain index (coefficient 1, no constant).
+  std::optional<size_t> plain_index() const;
   /// The value at an integer point; `point` has one entry per index variable.
   Rational evaluate(const std::vector<int64_t> &point) const;
   /// "2*x + k - 1" given the index names.

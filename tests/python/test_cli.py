@@ -460,3 +460,7 @@ def test_lower_shows_what_constants_compile_to(tessera, tmp_path):
     proc = tessera("lower", prog, *types, "--const-except", "X", check=False)
     assert proc.returncode == 1
     assert one_line(proc.stderr) == "tessera: error: --const-except names 'X', which is not an input"
+    proc = tessera("lower", prog, *types, "--const-except", "I", "--target", "generic", check=False)
+    assert proc.returncode == 1
+    assert one_line(proc.stderr) == ("tessera: error: --const shows a device's lowering; "
+                                     "drop --target generic")
