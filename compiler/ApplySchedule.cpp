@@ -426,6 +426,18 @@ std::vector<Stmt> apply_regions(const std::vector<ContractionNest> &regions,
   return parts;
 }
 
+// Whether no output loop of more than one iteration runs outside the vector tiles in `s`.
+bool vector_tiles_outermost(const ContractionNest &n, const Schedule &s) {
+  for (int j : s.loop_order) {
+    const NestIndex &ix = n.indices[j];
+    if (j == s.vector_index) return true;
+    if (ix.output &&
+        (s.tile_sizes[j] > 1 ? (ix.extent + s.tile_sizes[j] - 1) / s.tile_sizes[j] : ix.extent) > 1)
+      return false;
+  }
+  return true;
+}
+
 // A padded contraction whose whole vector operand is larger than a panel (a deep 3x3 convolution
 // on a small image): packed per region, the interior would copy it once and every border point
 // would stream it from memory again (five passes over 9 MB for ResNet's 7x7x512 layer). Instead
@@ -436,6 +448,8 @@ std::vector<Stmt> apply_regions(const std::vector<ContractionNest> &regions,
 // Intel kind (tiles of 64 columns: 1.18 MB panels) ran 3.0 -> 1.55 ms each shared (the fastest
 // of 30 runs).
 constexpr int64_t kMaxSharedPanelBytes = 2 << 20;
+// Multiply-adds per byte of activations below which rows, not shared constant panels, go first.
+constexpr double kRowsFirstIntensity = 200;
 
 std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule &schedule,
                                        ConstantPanels *constants) {
@@ -455,6 +469,21 @@ std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule 
       },
       constants, var(t));
   if (!panel) return std::nullopt;
+  // Weights compiled in are laid out per vector tile already, so sharing gains only their reuse
+  // from L2 across regions, and the loop over tiles becomes the parallel one: every core then reads
+  // all of the activations, half of them from the other core's cache (the kernel before split the
+  // image's rows). Where the schedule runs rows outermost and the kernel does few multiply-adds
+  // per byte of activations, the rows stay the parallel loop (each core reads its own rows):
+  // MobileNetV2's depthwise convolutions, 1x1 and small 3x3 convolutions. With ResNet-50 b1's
+  // weights compiled in, on the Intel kind, medians in the network of 6 alternating runs: the
+  // 9 kernels concerned 6.37 -> 6.05 ms (a 1x1 64 -> 256 on 56x56, 64 multiply-adds a byte,
+  // 0.79 -> 0.69), MobileNetV2's depthwise 112x112x96 stride 2 0.35 -> 0.18 (0.11 alone either
+  // way); VGG16's 3x3 on 112x112x128 (283 a byte) ran 14.7 -> 16.3 ms by rows, so it keeps this.
+  if (!panel->fill && !vector_tiles_outermost(n, s) &&
+      static_cast<double>(points(n)) /
+              static_cast<double>(operand_span_bytes(panel->nest, panel->buffer)) <
+          kRowsFirstIntensity)
+    return std::nullopt;
   Schedule inner = s;
   inner.parallel_loops = 0;
   std::vector<Stmt> parts = apply_regions(split_borders(panel->nest), inner, false);
@@ -525,14 +554,8 @@ std::optional<Stmt> apply_reduction_blocks(const ContractionNest &n, const Sched
   std::vector<int> reds;
   for (int j : s.loop_order)
     if (!n.indices[j].output) reds.push_back(j);
-  for (int j : s.loop_order) {  // no row loop of more than one iteration outside the vector tiles
-    const NestIndex &ix = n.indices[j];
-    if (j == v) break;
-    if (ix.output &&
-        (s.tile_sizes[j] > 1 ? (ix.extent + s.tile_sizes[j] - 1) / s.tile_sizes[j] : ix.extent) > 1)
-      return std::nullopt;
-  }
-  if (tiles < 2 || rows > kBlockedRows || reds.empty() || !n.guard_free(reds.back()))
+  if (tiles < 2 || !vector_tiles_outermost(n, s) || rows > kBlockedRows || reds.empty() ||
+      !n.guard_free(reds.back()))
     return std::nullopt;
   const int b = reds.back();
   const NestIndex bx = n.indices[b];

@@ -145,5 +145,59 @@ TEST(SharedPanel, FusedEpilogueReadsItsOwnChannel) {
                         avx512());
 }
 
+// The variables of the parallel loops, outermost first.
+class ParallelLoops : public IRVisitor {
+ public:
+  std::vector<std::string> vars;
+  using IRVisitor::visit;
+  void visit(const For *op) override {
+    if (op->for_kind == ForKind::Parallel) vars.push_back(op->var);
+    IRVisitor::visit(op);
+  }
+};
+
+TEST(SharedPanel, ConstantWeightsWithFewMultiplyAddsPerByteSplitRows) {
+  // Weights compiled in, a schedule with rows outermost: a kernel doing few multiply-adds per byte
+  // of activations (a depthwise convolution, or 9 * 64 / 4 = 144 for a 3x3 one with 64 output
+  // channels) keeps the rows as its parallel loops, so that each core reads the rows the kernel
+  // before wrote there; at 9 * 128 / 4 = 288 the loop over vector tiles shares each tile's panel.
+  const std::string depthwise =
+      "function (I[N, H, W, C], K[KH, KW, C]) -> (O) { O[n, x, y, c : N, 12, 12, C] = "
+      "+(I[n, x + i - 1, y + j - 1, c] * K[i, j, c]); }";
+  struct Case {
+    std::string text;
+    std::map<std::string, TensorType> in;
+    bool rows;
+  };
+  std::vector<Case> cases = {
+      {depthwise, {{"I", f32({1, 12, 12, 96})}, {"K", f32({3, 3, 96})}}, true},
+      {conv(12, 1, 1), {{"I", f32({1, 12, 12, 32})}, {"K", f32({3, 3, 32, 64})}}, true},
+      {conv(12, 1, 1), {{"I", f32({1, 12, 12, 32})}, {"K", f32({3, 3, 32, 128})}}, false},
+  };
+  for (const auto &c : cases) {
+    auto bound = tile::bind(tile::parse_program(c.text), c.in);
+    LowerOptions options;
+    options.constants = {"K"};
+    options.choose = [](const ContractionNest &n, const Kernel &, const Schedule &model) {
+      Schedule s = model;
+      s.tile_sizes.assign(n.indices.size(), 1);
+      s.tile_sizes[1] = 4, s.tile_sizes[3] = 32;
+      s.vector_index = 3, s.vector_width = 16, s.unroll = 2;
+      s.loop_order.clear();
+      for (size_t j = 0; j < n.indices.size(); ++j) s.loop_order.push_back(static_cast<int>(j));
+      return s;
+    };
+    LoweredProgram lowered = lower(bound, avx512(), options);
+    const Stmt &body = lowered.steps.at(0).kernel.body;
+    ParallelLoops p;
+    p.visit_stmt(body);
+    ASSERT_FALSE(p.vars.empty()) << print_stmt(body);
+    EXPECT_EQ(p.vars[0], c.rows ? "x_o" : (c.text == depthwise ? "c_t" : "co_t"))
+        << c.text << "\n"
+        << print_stmt(body);
+    test::expect_lowered_matches_interp(bound, lowered, 11, 1e-3, c.text);
+  }
+}
+
 }  // namespace
 }  // namespace tessera::compiler
