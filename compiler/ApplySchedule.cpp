@@ -5,6 +5,7 @@
 #include <numeric>
 #include <optional>
 
+#include "compiler/CostModel.h"
 #include "compiler/GpuMapping.h"
 #include "compiler/IRBuild.h"
 #include "compiler/IRVisitor.h"
@@ -22,6 +23,9 @@ namespace {
 using namespace ir_build;  // NOLINT: imm, var, bin, Op
 
 Expr conj(Expr a, Expr b) { return a ? bin(Op::And, a, b) : b; }
+
+// Iterations of an output index's tile loop, tiles of `size` points.
+int64_t tile_loop_count(const NestIndex &ix, int64_t size) { return (ix.extent + size - 1) / size; }
 
 Expr convert(Expr e, Type t) {
   if (e->type == t) return e;
@@ -316,9 +320,7 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
   // The first `parallel_loops` tile loops of more than one iteration run in parallel (loops of one
   // iteration disappear, so skipping them keeps a kernel with a unit batch parallel).
   std::vector<int64_t> counts;
-  for (int j : outs)
-    counts.push_back(tile[j] > 1 ? (n.indices[j].extent + tile[j] - 1) / tile[j]
-                                 : n.indices[j].extent);
+  for (int j : outs) counts.push_back(tile_loop_count(n.indices[j], tile[j]));
   std::vector<bool> parallel(outs.size(), false);
   for (size_t m = 0, left = s.parallel_loops; m < outs.size() && left > 0; ++m)
     if (counts[m] > 1) parallel[m] = true, --left;
@@ -426,16 +428,25 @@ std::vector<Stmt> apply_regions(const std::vector<ContractionNest> &regions,
   return parts;
 }
 
-// Whether no output loop of more than one iteration runs outside the vector tiles in `s`.
-bool vector_tiles_outermost(const ContractionNest &n, const Schedule &s) {
+// The constant input that the filled panel `name` was laid out from.
+const std::string &panel_source(const ConstantPanels &constants, const std::string &name) {
+  for (const auto &filled : constants.panels)
+    if (filled.name == name) return filled.source;
+  tile::internal_error(__FILE__, __LINE__, "no constant panel " + name);
+}
+
+// The output index whose tile loop is the outermost of more than one iteration in `s` (-1: none).
+int outermost_tile_loop(const ContractionNest &n, const Schedule &s) {
   for (int j : s.loop_order) {
     const NestIndex &ix = n.indices[j];
-    if (j == s.vector_index) return true;
-    if (ix.output &&
-        (s.tile_sizes[j] > 1 ? (ix.extent + s.tile_sizes[j] - 1) / s.tile_sizes[j] : ix.extent) > 1)
-      return false;
+    if (ix.output && tile_loop_count(ix, s.tile_sizes[j]) > 1) return j;
   }
-  return true;
+  return -1;
+}
+
+bool vector_tiles_outermost(const ContractionNest &n, const Schedule &s) {
+  int j = outermost_tile_loop(n, s);
+  return j < 0 || j == s.vector_index;
 }
 
 // A padded contraction whose whole vector operand is larger than a panel (a deep 3x3 convolution
@@ -448,8 +459,9 @@ bool vector_tiles_outermost(const ContractionNest &n, const Schedule &s) {
 // Intel kind (tiles of 64 columns: 1.18 MB panels) ran 3.0 -> 1.55 ms each shared (the fastest
 // of 30 runs).
 constexpr int64_t kMaxSharedPanelBytes = 2 << 20;
-// Multiply-adds per byte of activations below which rows, not shared constant panels, go first.
-constexpr double kRowsFirstIntensity = 200;
+// Multiply-adds per byte of activations below which rows, not shared constant panels, go first
+// where the schedule asks for it, and below which they go first anyway (apply_shared_panel).
+constexpr double kRowsFirstIntensity = 200, kDepthwiseIntensity = 8;
 
 std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule &schedule,
                                        ConstantPanels *constants) {
@@ -469,21 +481,33 @@ std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule 
       },
       constants, var(t));
   if (!panel) return std::nullopt;
-  // Weights compiled in are laid out per vector tile already, so sharing gains only their reuse
-  // from L2 across regions, and the loop over tiles becomes the parallel one: every core then reads
-  // all of the activations, half of them from the other core's cache (the kernel before split the
-  // image's rows). Where the schedule runs rows outermost and the kernel does few multiply-adds
-  // per byte of activations, the rows stay the parallel loop (each core reads its own rows):
-  // MobileNetV2's depthwise convolutions, 1x1 and small 3x3 convolutions. With ResNet-50 b1's
-  // weights compiled in, on the Intel kind, medians in the network of 6 alternating runs: the
-  // 9 kernels concerned 6.37 -> 6.05 ms (a 1x1 64 -> 256 on 56x56, 64 multiply-adds a byte,
-  // 0.79 -> 0.69), MobileNetV2's depthwise 112x112x96 stride 2 0.35 -> 0.18 (0.11 alone either
-  // way); VGG16's 3x3 on 112x112x128 (283 a byte) ran 14.7 -> 16.3 ms by rows, so it keeps this.
-  if (!panel->fill && !vector_tiles_outermost(n, s) &&
-      static_cast<double>(points(n)) /
-              static_cast<double>(operand_span_bytes(panel->nest, panel->buffer)) <
-          kRowsFirstIntensity)
-    return std::nullopt;
+  if (!panel->fill) {
+    // Weights compiled in are laid out per vector tile already, so sharing gains only their reuse
+    // from L2 across regions, and the loop over tiles becomes the parallel one: every core then
+    // reads all of the activations, half of them from the other core's cache (the kernel before
+    // split the image's rows), and 3 tiles on 2 cores leave one idle a third of the time. Kernels
+    // doing few multiply-adds per byte of activations split rows instead (each core reads its own
+    // rows) wherever rows give as many parallel iterations as the tiles: those whose schedule runs
+    // rows first (activations_first), and depthwise convolutions (a few per byte; nothing they
+    // read is shared between vector tiles, so the order of their loops changes no reuse). On the
+    // Intel kind, weights compiled in, medians in the network of alternating runs: ResNet-50
+    // b1's 9 kernels concerned 6.37 -> 6.05 ms (a 1x1 64 -> 256 on 56x56, 64 a byte, 0.79 ->
+    // 0.69); MobileNetV2 b1's depthwise 112x112x96 stride 2 0.35 -> 0.18 ms (0.11 alone either
+    // way), its three on 28x28 0.179 -> 0.118 ms together. Not where rows are fewer: Xception's
+    // 1x1 256 -> 728 on 37x37 (182 a byte; 6 row tiles, 91 vector tiles) ran 6.2 -> 7.2 ms by
+    // rows. Nor above 200 a byte: VGG16's 3x3 on 112x112x128 (283) ran 14.7 -> 16.3 ms by rows.
+    const std::string &weights = panel_source(*constants, panel->buffer);
+    double per_byte =
+        static_cast<double>(points(n)) / static_cast<double>(operand_span_bytes(n, weights));
+    bool rows_first = !vector_tiles_outermost(n, s);
+    if (per_byte < (rows_first ? kRowsFirstIntensity : kDepthwiseIntensity)) {
+      Schedule rows = s;
+      if (!rows_first) activations_first(n, v, rows);
+      int outer = outermost_tile_loop(n, rows);
+      if (outer >= 0 && tile_loop_count(n.indices[outer], rows.tile_sizes[outer]) >= tiles)
+        return Block::make(apply_regions(split_borders(n), rows, true, constants));
+    }
+  }
   Schedule inner = s;
   inner.parallel_loops = 0;
   std::vector<Stmt> parts = apply_regions(split_borders(panel->nest), inner, false);
@@ -567,9 +591,8 @@ std::optional<Stmt> apply_reduction_blocks(const ContractionNest &n, const Sched
   // rows: when it is too large to stay in L2 beside the panel those runs come from L3, and that
   // costs more than the weights' memory time saves (BERT's 3072 -> 768 projection on 128 rows,
   // 1.5 MB of activations: 12% slower blocked, with its weights warm).
-  for (const auto &filled : constants->panels)
-    if (filled.name == panel->buffer && operand_span_bytes(n, filled.source) > kMaxPanelBytes)
-      return std::nullopt;
+  if (operand_span_bytes(n, panel_source(*constants, panel->buffer)) > kMaxPanelBytes)
+    return std::nullopt;
   // The blocked index is the panel's innermost reduction index: one step of it moves T elements.
   int64_t bytes = panel->size * static_cast<int64_t>(tile::dtype_size(panel->type.dtype));
   int64_t B = 0;  // the largest block that divides the index and keeps its slice small

@@ -157,34 +157,55 @@ class ParallelLoops : public IRVisitor {
 };
 
 TEST(SharedPanel, ConstantWeightsWithFewMultiplyAddsPerByteSplitRows) {
-  // Weights compiled in, a schedule with rows outermost: a kernel doing few multiply-adds per byte
-  // of activations (a depthwise convolution, or 9 * 64 / 4 = 144 for a 3x3 one with 64 output
-  // channels) keeps the rows as its parallel loops, so that each core reads the rows the kernel
-  // before wrote there; at 9 * 128 / 4 = 288 the loop over vector tiles shares each tile's panel.
+  // Weights compiled in. With rows outermost in the schedule, a kernel doing few multiply-adds per
+  // byte of activations (a depthwise convolution, or 9 * 64 / 4 = 144 for a 3x3 one with 64
+  // output channels) keeps the rows as its parallel loops, so that each core reads the rows the
+  // kernel before wrote there; at 9 * 128 / 4 = 288 the loop over vector tiles shares each tile's
+  // panel. With vector tiles outermost, a depthwise convolution splits rows all the same. Either
+  // only where rows give as many parallel iterations (3 row tiles of 4 for 3 vector tiles of 32).
   const std::string depthwise =
       "function (I[N, H, W, C], K[KH, KW, C]) -> (O) { O[n, x, y, c : N, 12, 12, C] = "
       "+(I[n, x + i - 1, y + j - 1, c] * K[i, j, c]); }";
+  const std::vector<int> rows_first = {0, 1, 2, 3, 4, 5, 6}, tiles_first = {3, 0, 1, 2, 4, 5, 6};
   struct Case {
     std::string text;
     std::map<std::string, TensorType> in;
-    bool rows;
+    std::vector<int> order;
+    std::string parallel;  // the outermost parallel loop's variable
+    int64_t vector_tile = 32;
   };
   std::vector<Case> cases = {
-      {depthwise, {{"I", f32({1, 12, 12, 96})}, {"K", f32({3, 3, 96})}}, true},
-      {conv(12, 1, 1), {{"I", f32({1, 12, 12, 32})}, {"K", f32({3, 3, 32, 64})}}, true},
-      {conv(12, 1, 1), {{"I", f32({1, 12, 12, 32})}, {"K", f32({3, 3, 32, 128})}}, false},
+      {depthwise, {{"I", f32({1, 12, 12, 96})}, {"K", f32({3, 3, 96})}}, rows_first, "x_o"},
+      {conv(12, 1, 1),
+       {{"I", f32({1, 12, 12, 32})}, {"K", f32({3, 3, 32, 64})}},
+       rows_first,
+       "x_o"},
+      {conv(12, 1, 1),
+       {{"I", f32({1, 12, 12, 32})}, {"K", f32({3, 3, 32, 128})}},
+       rows_first,
+       "co_t"},
+      {conv(12, 1, 1),
+       {{"I", f32({1, 12, 12, 32})}, {"K", f32({3, 3, 32, 64})}},
+       rows_first,
+       "co_t",
+       16},
+      {depthwise, {{"I", f32({1, 12, 12, 96})}, {"K", f32({3, 3, 96})}}, tiles_first, "x_o"},
+      {depthwise, {{"I", f32({1, 12, 12, 128})}, {"K", f32({3, 3, 128})}}, tiles_first, "c_t"},
+      {conv(12, 1, 1),
+       {{"I", f32({1, 12, 12, 32})}, {"K", f32({3, 3, 32, 64})}},
+       tiles_first,
+       "co_t"},
   };
   for (const auto &c : cases) {
     auto bound = tile::bind(tile::parse_program(c.text), c.in);
     LowerOptions options;
     options.constants = {"K"};
-    options.choose = [](const ContractionNest &n, const Kernel &, const Schedule &model) {
+    options.choose = [&](const ContractionNest &n, const Kernel &, const Schedule &model) {
       Schedule s = model;
       s.tile_sizes.assign(n.indices.size(), 1);
-      s.tile_sizes[1] = 4, s.tile_sizes[3] = 32;
-      s.vector_index = 3, s.vector_width = 16, s.unroll = 2;
-      s.loop_order.clear();
-      for (size_t j = 0; j < n.indices.size(); ++j) s.loop_order.push_back(static_cast<int>(j));
+      s.tile_sizes[1] = 4, s.tile_sizes[3] = c.vector_tile;
+      s.vector_index = 3, s.vector_width = 16, s.unroll = static_cast<int>(c.vector_tile / 16);
+      s.loop_order.assign(c.order.begin(), c.order.begin() + n.indices.size());
       return s;
     };
     LoweredProgram lowered = lower(bound, avx512(), options);
@@ -192,9 +213,7 @@ TEST(SharedPanel, ConstantWeightsWithFewMultiplyAddsPerByteSplitRows) {
     ParallelLoops p;
     p.visit_stmt(body);
     ASSERT_FALSE(p.vars.empty()) << print_stmt(body);
-    EXPECT_EQ(p.vars[0], c.rows ? "x_o" : (c.text == depthwise ? "c_t" : "co_t"))
-        << c.text << "\n"
-        << print_stmt(body);
+    EXPECT_EQ(p.vars[0], c.parallel) << c.text << "\n" << print_stmt(body);
     test::expect_lowered_matches_interp(bound, lowered, 11, 1e-3, c.text);
   }
 }
