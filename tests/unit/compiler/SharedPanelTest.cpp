@@ -161,8 +161,9 @@ TEST(SharedPanel, ConstantWeightsWithFewMultiplyAddsPerByteSplitRows) {
   // byte of activations (a depthwise convolution, or 9 * 64 / 4 = 144 for a 3x3 one with 64
   // output channels) keeps the rows as its parallel loops, so that each core reads the rows the
   // kernel before wrote there; at 9 * 128 / 4 = 288 the loop over vector tiles shares each tile's
-  // panel. With vector tiles outermost, a depthwise convolution splits rows all the same. Either
-  // only where rows give as many parallel iterations (3 row tiles of 4 for 3 vector tiles of 32).
+  // panel. With vector tiles outermost, a depthwise convolution splits rows all the same. Both
+  // only where the rows give as many parallel iterations as the tiles: 3 row tiles of 4 rows
+  // against 3 vector tiles of 32 lanes, not against 4 tiles (of 16 lanes, or 32 of 128 channels).
   const std::string depthwise =
       "function (I[N, H, W, C], K[KH, KW, C]) -> (O) { O[n, x, y, c : N, 12, 12, C] = "
       "+(I[n, x + i - 1, y + j - 1, c] * K[i, j, c]); }";
