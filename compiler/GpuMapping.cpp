@@ -283,6 +283,31 @@ std::optional<Stmt> stage_in_local_memory(const ContractionNest &n, const Schedu
 
 }  // namespace
 
+GpuLaunch gpu_launch(const ContractionNest &n, const Schedule &s) {
+  // The output tile loops in loop order, as apply_schedule nests them; loops of one iteration map
+  // to nothing.
+  std::vector<int64_t> counts;
+  for (int j : s.loop_order) {
+    if (static_cast<size_t>(j) >= n.outputs()) continue;
+    int64_t e = n.indices[j].extent, t = std::max<int64_t>(1, s.tile_sizes.at(j));
+    if (e == 0) return {{1, 1}, 0, 0};
+    if (e > t) counts.push_back(ceil_div(e, t));
+  }
+  GpuLaunch l;
+  for (int64_t c : counts) l.active *= c;
+  for (size_t m = 0; m < counts.size(); ++m) {
+    size_t d = counts.size() - 1 - m;  // the innermost loop is dimension 0
+    int64_t c = counts[m];
+    if (d < 2) {
+      l.items[d] = std::max<int64_t>(1, std::min(d < s.workgroup.size() ? s.workgroup[d] : 1, c));
+      l.groups *= ceil_div(c, l.items[d]);
+    } else {
+      l.groups *= c;
+    }
+  }
+  return l;
+}
+
 Stmt map_to_gpu(const ContractionNest &n, const Schedule &s, const RegionBuilder &build) {
   Schedule per = s;
   per.parallel_loops = 0;

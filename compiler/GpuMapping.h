@@ -26,6 +26,20 @@ using RegionBuilder = std::function<Stmt(const ContractionNest &, const Schedule
 /// tree of barriers), when the aggregation allows it; else as a single work-item.
 Stmt map_to_gpu(const ContractionNest &n, const Schedule &s, const RegionBuilder &build);
 
+/// The launch map_to_gpu gives a nest with output tile loops: work-items per group along
+/// dimensions 0 and 1, and the work-groups in all. Work-items past an output's last tile (a group
+/// along a dimension it does not divide) are launched but idle.
+struct GpuLaunch {
+  int64_t items[2] = {1, 1};
+  int64_t groups = 1;
+  int64_t active = 1;  // work-items with a tile to compute
+  int64_t group_items() const { return items[0] * items[1]; }
+};
+
+/// The launch of `n` under the GPU schedule `s` (one register tile per work-item), counted from
+/// the output tile loops as map_to_gpu maps them, without building the kernel.
+GpuLaunch gpu_launch(const ContractionNest &n, const Schedule &s);
+
 /// Whether `s` asks for the GPU mapping (a work-group shape is set).
 inline bool is_gpu_schedule(const Schedule &s) { return !s.workgroup.empty(); }
 

@@ -6,7 +6,9 @@
 
 #include "compiler/ApplySchedule.h"
 #include "compiler/GpuCostModel.h"
+#include "compiler/GpuMapping.h"
 #include "compiler/IRPrinter.h"
+#include "compiler/IRVisitor.h"
 #include "compiler/tune/GpuSearchSpace.h"
 #include "tests/unit/compiler/MatchInterp.h"
 #include "tile/Parser.h"
@@ -248,24 +250,85 @@ TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
   EXPECT_EQ(tiles(37, 1024), (std::vector<int64_t>{13, 16, 1}));  // 39 rows computed, not 48
 }
 
-// A SIMT GPU keeps 4x4 outputs per work-item in groups of 16x16 while that gives every compute
-// unit a group; with 132 units (an H200) a 49x2048 product trades columns per item, then group
-// rows, for work-groups.
-TEST(GpuMapping, SimtTilesShrinkUntilEveryComputeUnitHasAGroup) {
-  auto schedule = [&](int cores) {
+// A SIMT GPU keeps 4x4 outputs per work-item in groups of 16x16 while that gives each compute unit
+// 128 work-items: with 132 units (an H200) a 49x2048 product computes 4x1 per work-item instead,
+// in the same groups (it stages its operands in local memory, which the whole group shares). A
+// padded 3x3 convolution on 7x7x256 (its guards rule out staging) also trades its groups' rows for
+// 4 groups a unit.
+TEST(GpuMapping, SimtLaunchesEnoughWorkItemsAndGroupsForTheComputeUnits) {
+  auto schedule = [](int cores, const std::string &text,
+                     const std::map<std::string, tile::TensorType> &inputs) {
     Target gpu = simt_target();
     gpu.cores = cores;
-    auto bound = bind_program(
-        "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
-        {{"A", {DType::Float32, {49, 512}}}, {"B", {DType::Float32, {512, 2048}}}});
-    return lower(bound, gpu).steps.at(0).schedule;
+    return lower(bind_program(text, inputs), gpu).steps.at(0).schedule;
   };
-  Schedule few = schedule(16);
+  const std::string matmul =
+      "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+  const std::map<std::string, tile::TensorType> product = {{"A", {DType::Float32, {49, 512}}},
+                                                           {"B", {DType::Float32, {512, 2048}}}};
+  Schedule few = schedule(16, matmul, product);
   EXPECT_EQ(few.tile_sizes, (std::vector<int64_t>{4, 4, 1}));
   EXPECT_EQ(few.workgroup, (std::vector<int64_t>{16, 16}));
-  Schedule many = schedule(132);
+  Schedule many = schedule(132, matmul, product);
   EXPECT_EQ(many.tile_sizes, (std::vector<int64_t>{4, 1, 1}));
-  EXPECT_EQ(many.workgroup, (std::vector<int64_t>{16, 8}));
+  EXPECT_EQ(many.workgroup, (std::vector<int64_t>{16, 16}));
+  EXPECT_TRUE(many.use_local_memory);
+
+  const std::string conv =
+      "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 7, 7, D] = "
+      "+(I[n, x + i - 1, y + j - 1, c] * K[i, j, c, d]); }";
+  const std::map<std::string, tile::TensorType> layer = {{"I", {DType::Float32, {1, 7, 7, 256}}},
+                                                         {"K", {DType::Float32, {3, 3, 256, 256}}}};
+  // 16 units: 3136 work-items of 4 channels are enough, 28 groups are not: 112 in groups of 16x2.
+  Schedule conv_few = schedule(16, conv, layer);
+  EXPECT_EQ(conv_few.tile_sizes, (std::vector<int64_t>{1, 1, 1, 4, 1, 1, 1}));
+  EXPECT_EQ(conv_few.workgroup, (std::vector<int64_t>{16, 2}));
+  // 132 units: one output per work-item (12544), 784 groups of 16.
+  Schedule conv_many = schedule(132, conv, layer);
+  EXPECT_EQ(conv_many.tile_sizes, (std::vector<int64_t>{1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(conv_many.workgroup, (std::vector<int64_t>{16, 1}));
+}
+
+// The GPU loops of the kernels map_to_gpu builds, as gpu_launch counts them without building one:
+// work-groups in all, and work-items per group along dimensions 0 and 1.
+TEST(GpuMapping, GpuLaunchCountsTheGroupsAndItemsOfTheKernel) {
+  class GpuLoops : public IRVisitor {
+   public:
+    int64_t groups = 1, items[3] = {1, 1, 1};
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+      auto *extent = as<IntImm>(op->extent);
+      if (op->for_kind == ForKind::GpuBlock) groups *= extent->value;
+      if (op->for_kind == ForKind::GpuThread) items[op->gpu_dim] *= extent->value;
+      IRVisitor::visit(op);
+    }
+  };
+  int checked = 0;
+  for (const auto &c : cases()) {
+    auto bound = bind_program(c.text, c.inputs);
+    std::vector<std::pair<ContractionNest, Schedule>> candidates;
+    LowerOptions collect;
+    collect.choose = [&](const ContractionNest &nest, const Kernel &, const Schedule &model) {
+      for (const Schedule &s : tune::gpu_candidates(nest, simt_target()))
+        candidates.push_back({nest, s});
+      return model;
+    };
+    lower(bound, simt_target(), collect);
+    for (size_t i = 0; i < candidates.size(); i += std::max<size_t>(1, candidates.size() / 8)) {
+      const auto &[nest, s] = candidates[i];
+      if (s.workgroup.size() < 2) continue;  // a full reduction: one group splits it
+      LowerOptions pick;
+      pick.choose = [&](const ContractionNest &, const Kernel &, const Schedule &) { return s; };
+      GpuLoops loops;
+      loops.visit_stmt(lower(bound, simt_target(), pick).steps.at(0).kernel.body);
+      GpuLaunch launch = gpu_launch(nest, s);
+      EXPECT_EQ(launch.groups, loops.groups) << c.name << ": " << s.to_json();
+      EXPECT_EQ(launch.items[0], loops.items[0]) << c.name << ": " << s.to_json();
+      EXPECT_EQ(launch.items[1], loops.items[1]) << c.name << ": " << s.to_json();
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 20);
 }
 
 // A SIMT register tile pays only along an output index some operand does not depend on: a row
