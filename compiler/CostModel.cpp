@@ -63,6 +63,37 @@ bool activations_outgrow_l2(const ContractionNest &n, int v, const Target &targe
   return false;
 }
 
+Schedule in_network_order(const ContractionNest &n, const Schedule &s, const Target &target) {
+  int v = s.vector_index;
+  if (target.backend != "llvm" || target.cores < 2 || !s.workgroup.empty() ||
+      s.parallel_loops < 1 || v < 0 || n.indices.size() == n.outputs() || n.empty)
+    return s;
+  auto outermost = [&](const Schedule &t) {
+    for (int j : t.loop_order)
+      if (n.indices[j].output && tile_count(n, t, j) > 1) return j;
+    return -1;
+  };
+  if (outermost(s) != v) return s;
+  std::vector<int> reds;
+  for (size_t j = n.outputs(); j < n.indices.size(); ++j) reds.push_back(static_cast<int>(j));
+  auto weights = packable_loads(n, v, reds);
+  if (weights.empty()) return s;
+  const Load *w = weights.front().load;
+  int64_t weight_bytes =
+      n.indices[v].extent * static_cast<int64_t>(tile::dtype_size(w->type.dtype));
+  for (int j : weights.front().mine) weight_bytes *= n.indices[j].extent;
+  int64_t out_bytes = static_cast<int64_t>(tile::dtype_size(n.result_type.dtype));
+  for (size_t j = 0; j < n.outputs(); ++j) out_bytes *= n.indices[j].extent;
+  if (operand_span_bytes(n, w->buffer) + out_bytes <= weight_bytes) return s;
+  Schedule rows = s;
+  activations_first(n, v, rows);
+  int lead = outermost(rows);
+  // Every core its share of the rows: as many each, or enough that one more matters little.
+  int64_t count = lead < 0 || lead == v ? 0 : tile_count(n, rows, lead);
+  if (count < target.cores || (count % target.cores != 0 && count < 4 * target.cores)) return s;
+  return rows;
+}
+
 void activations_first(const ContractionNest &n, int v, Schedule &s) {
   s.loop_order.clear();
   for (size_t j = 0; j < n.outputs(); ++j)

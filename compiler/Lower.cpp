@@ -204,10 +204,14 @@ Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned
     return step;
   }
   step.kind = Step::Kind::Kernel;
-  if (planned.kind == PlannedStep::Kind::Scheduled) step.schedule = schedule;
+  Schedule in_network = schedule;
+  if (planned.kind == PlannedStep::Kind::Scheduled) {
+    in_network = in_network_order(planned.nest, schedule, target);
+    step.schedule = in_network;
+  }
   ConstantPanels panels{constants, {}, {}};
   step.kernel = finish_kernel(
-      step_kernel(program, planned, schedule, constants.empty() ? nullptr : &panels), target);
+      step_kernel(program, planned, in_network, constants.empty() ? nullptr : &panels), target);
   step.panels = std::move(panels.panels);
   return step;
 }

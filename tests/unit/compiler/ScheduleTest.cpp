@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <random>
+#include <tuple>
 
 #include "compiler/CostModel.h"
 #include "compiler/Fusion.h"
@@ -172,6 +173,45 @@ TEST(RegisterTile, FourRowsTakeAThirdVectorWhileThePanelFitsL2) {
         t.cores = 2, t.vector_bits = 256;
         return t;
       }());
+}
+
+// In a network, a CPU kernel whose activations (read and written) outweigh its weights splits the
+// image's rows over the cores even where its schedule runs channel tiles outermost: a 1x1
+// convolution 8 -> 64 on 16x16 (72 KB of activations, 2 KB of weights) scheduled channels first
+// runs its row tiles in parallel, and computes what interp does. Unchanged: 512 -> 2048 on 7x7
+// (0.5 MB of activations, 4 MB of weights), and 4 -> 4096 on 3x3, whose 3 rows would leave one
+// core with twice the other's.
+TEST(LoopOrder, NetworkKernelsSplitRowsWhereActivationsOutweighWeights) {
+  Target t = avx512();
+  t.backend = "llvm";
+  auto outermost = [](const ContractionNest &n, const Schedule &s) {
+    for (int j : s.loop_order)
+      if (n.indices[j].output && (n.indices[j].extent + s.tile_sizes[j] - 1) / s.tile_sizes[j] > 1)
+        return j;
+    return -1;
+  };
+  const std::vector<int> channels_first = {3, 0, 1, 2, 4, 5, 6};
+  auto bound = tile::bind(tile::parse_program(conv(16, 1, 1, 0)),
+                          {{"I", f32({1, 16, 16, 8})}, {"K", f32({1, 1, 8, 64})}});
+  LoweredProgram lowered = lower(bound, t, rows_of_two_vectors(4, channels_first));
+  PlannedStep planned = plan_program(bound, t).steps.at(0);
+  EXPECT_EQ(outermost(planned.nest, lowered.steps.at(0).schedule), 1)
+      << lowered.steps[0].schedule.to_json();
+  test::expect_lowered_matches_interp(bound, lowered, 12, 1e-4, "1x1 convolution, rows first");
+
+  for (auto [image, in, out] :
+       {std::tuple<int64_t, int64_t, int64_t>{7, 512, 2048}, {3, 4, 4096}}) {
+    PlannedStep step =
+        plan_program(tile::bind(tile::parse_program(conv(image, 1, 1, 0)),
+                                {{"I", f32({1, image, image, in})}, {"K", f32({1, 1, in, out})}}),
+                     t)
+            .steps.at(0);
+    Schedule s = step.model;
+    s.tile_sizes = {1, 1, 1, 32, 1, 1, 1};
+    s.vector_index = 3, s.vector_width = 16, s.unroll = 2, s.parallel_loops = 1;
+    s.loop_order = channels_first;
+    EXPECT_EQ(in_network_order(step.nest, s, t), s) << image << "x" << image << "x" << in;
+  }
 }
 
 // Activations larger than half of L2 with weights that fit it (a 1x1 convolution on 56x56x64 with
