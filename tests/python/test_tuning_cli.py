@@ -140,8 +140,10 @@ def test_online_never_waits_and_tunes_between_runs(tessera, tmp_path, conv):
     one, _ = run_stats(tessera, tmp_path, program, spec, env, "one")
     assert one["tuning_trials"] == 0 and one["tune_seconds"] == 0  # the compile times nothing
     assert one["online"]["runs"] == 1 and one["online"]["kernels"] == []  # nor does one run
-    # A budget far beyond the runs' time: the conv kernel is tuned between runs and settled.
-    env = dict(env, TESSERA_TUNE_SHARE="1000")
+    # A budget far beyond the runs' time: the conv kernel is tuned between runs and settled. (Runs
+    # take tens of microseconds, and the budget grows with their time: with a share of 1000 a CI
+    # run once ended the 40 runs with a search done but its trial, seven runs, not finished.)
+    env = dict(env, TESSERA_TUNE_SHARE="1000000")
     stats = tmp_path / "many.json"
     tessera("run", program, "--spec", spec, "--random", "3", "--repeat", "40", "--out-dir", tmp_path / "many",
             "--stats", stats, env=env)
