@@ -175,12 +175,13 @@ TEST(RegisterTile, FourRowsTakeAThirdVectorWhileThePanelFitsL2) {
       }());
 }
 
-// In a network, a CPU kernel whose activations (read and written) outweigh its weights splits the
-// image's rows over the cores even where its schedule runs channel tiles outermost: a 1x1
-// convolution 8 -> 64 on 16x16 (72 KB of activations, 2 KB of weights) scheduled channels first
-// runs its row tiles in parallel, and computes what interp does. Unchanged: 512 -> 2048 on 7x7
-// (0.5 MB of activations, 4 MB of weights), and 4 -> 4096 on 3x3, whose 3 rows would leave one
-// core with twice the other's.
+// In a network, a CPU kernel whose activations of one image (read and written) outweigh twice its
+// weights splits the image's rows over the cores even where its schedule runs channel tiles
+// outermost: a 1x1 convolution 8 -> 64 on 16x16 (72 KB of activations, 2 KB of weights) scheduled
+// channels first runs its row tiles in parallel, and computes what interp does. Unchanged: 512 ->
+// 2048 on 7x7 (0.5 MB of activations, 4 MB of weights); 4 -> 4096 on 3x3, whose 3 rows would
+// leave one core with twice the other's; and 8 images of 14x14, 1024 -> 256 (1 MB of activations
+// an image, 1 MB of weights).
 TEST(LoopOrder, NetworkKernelsSplitRowsWhereActivationsOutweighWeights) {
   Target t = avx512();
   t.backend = "llvm";
@@ -199,18 +200,21 @@ TEST(LoopOrder, NetworkKernelsSplitRowsWhereActivationsOutweighWeights) {
       << lowered.steps[0].schedule.to_json();
   test::expect_lowered_matches_interp(bound, lowered, 12, 1e-4, "1x1 convolution, rows first");
 
-  for (auto [image, in, out] :
-       {std::tuple<int64_t, int64_t, int64_t>{7, 512, 2048}, {3, 4, 4096}}) {
-    PlannedStep step =
-        plan_program(tile::bind(tile::parse_program(conv(image, 1, 1, 0)),
-                                {{"I", f32({1, image, image, in})}, {"K", f32({1, 1, in, out})}}),
-                     t)
-            .steps.at(0);
+  for (auto [images, image, in, out] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 7, 512, 2048},
+        {1, 3, 4, 4096},
+        {8, 14, 1024, 256}}) {
+    PlannedStep step = plan_program(tile::bind(tile::parse_program(conv(image, 1, 1, 0)),
+                                               {{"I", f32({images, image, image, in})},
+                                                {"K", f32({1, 1, in, out})}}),
+                                    t)
+                           .steps.at(0);
     Schedule s = step.model;
     s.tile_sizes = {1, 1, 1, 32, 1, 1, 1};
     s.vector_index = 3, s.vector_width = 16, s.unroll = 2, s.parallel_loops = 1;
     s.loop_order = channels_first;
-    EXPECT_EQ(in_network_order(step.nest, s, t), s) << image << "x" << image << "x" << in;
+    EXPECT_EQ(in_network_order(step.nest, s, t), s)
+        << images << " x " << image << "x" << image << "x" << in;
   }
 }
 
