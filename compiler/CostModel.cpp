@@ -87,7 +87,7 @@ Schedule in_network_order(const ContractionNest &n, const Schedule &s, const Tar
   // Per image (the leading output index): every core reads all the weights once per image it
   // computes. ResNet-50 b8's 3x3 convolutions on 28x28x128 (0.8 MB of activations an image, 0.6 MB
   // of weights) ran 5.7 -> 6.8-7.6 ms split by images, its 1x1 64 -> 256 on 56x56 (4 MB, 64 KB)
-  // 4.3-5.9 -> 3.0-4.2 ms.
+  // 4.3-7.3 -> 3.0-5.5 ms (two runs, Intel kind).
   int64_t images = std::max<int64_t>(1, n.indices[0].extent);
   if ((operand_span_bytes(n, w->buffer) + out_bytes) / images <= 2 * weight_bytes) return s;
   Schedule rows = s;
