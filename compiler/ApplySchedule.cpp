@@ -435,15 +435,6 @@ const std::string &panel_source(const ConstantPanels &constants, const std::stri
   tile::internal_error(__FILE__, __LINE__, "no constant panel " + name);
 }
 
-// The output index whose tile loop is the outermost of more than one iteration in `s` (-1: none).
-int outermost_tile_loop(const ContractionNest &n, const Schedule &s) {
-  for (int j : s.loop_order) {
-    const NestIndex &ix = n.indices[j];
-    if (ix.output && tile_loop_count(ix, s.tile_sizes[j]) > 1) return j;
-  }
-  return -1;
-}
-
 bool vector_tiles_outermost(const ContractionNest &n, const Schedule &s) {
   int j = outermost_tile_loop(n, s);
   return j < 0 || j == s.vector_index;

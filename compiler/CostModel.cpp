@@ -1,6 +1,7 @@
 #include "compiler/CostModel.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "compiler/GpuCostModel.h"
 #include "compiler/Panel.h"
@@ -36,31 +37,45 @@ void prefer_parallel_outer(const ContractionNest &n, Schedule &s, const Target &
   std::vector<int> outs;
   for (int j : s.loop_order)
     if (n.indices[j].output) outs.push_back(j);
-  int first = -1, best = -1;
-  for (int j : outs) {
-    if (first < 0 && tile_count(n, s, j) > 1) first = j;
+  int first = outermost_tile_loop(n, s), best = -1;
+  for (int j : outs)
     if (best < 0 || tile_count(n, s, j) > tile_count(n, s, best)) best = j;
-  }
   if (first < 0 || tile_count(n, s, first) >= 2 * target.cores || best == first) return;
   auto it = std::find(s.loop_order.begin(), s.loop_order.end(), best);
   s.loop_order.erase(it);
   s.loop_order.insert(s.loop_order.begin(), best);
 }
 
-}  // namespace
-
-bool activations_outgrow_l2(const ContractionNest &n, int v, const Target &target) {
-  if (v < 0 || n.indices.size() == n.outputs()) return false;
+// The weights of a contraction with vector index `v`: its first packable load (read only along
+// `v` and reduction indices), and that operand's bytes over the whole vector index.
+struct Weights {
+  const Load *load = nullptr;
+  int64_t bytes = 0;
+};
+std::optional<Weights> weights_of(const ContractionNest &n, int v) {
+  if (v < 0 || n.indices.size() == n.outputs()) return std::nullopt;
   std::vector<int> reds;
   for (size_t j = n.outputs(); j < n.indices.size(); ++j) reds.push_back(static_cast<int>(j));
-  for (const auto &p : packable_loads(n, v, reds)) {
-    int64_t weights =
-        n.indices[v].extent * static_cast<int64_t>(tile::dtype_size(p.load->type.dtype));
-    for (int j : p.mine) weights *= n.indices[j].extent;
-    return weights <= target.l2_bytes / 2 &&
-           operand_span_bytes(n, p.load->buffer) > target.l2_bytes / 2;
-  }
-  return false;
+  auto loads = packable_loads(n, v, reds);
+  if (loads.empty()) return std::nullopt;
+  const Packable &p = loads.front();
+  int64_t bytes = n.indices[v].extent * static_cast<int64_t>(tile::dtype_size(p.load->type.dtype));
+  for (int j : p.mine) bytes *= n.indices[j].extent;
+  return Weights{p.load, bytes};
+}
+
+}  // namespace
+
+int outermost_tile_loop(const ContractionNest &n, const Schedule &s) {
+  for (int j : s.loop_order)
+    if (n.indices[j].output && tile_count(n, s, j) > 1) return j;
+  return -1;
+}
+
+bool activations_outgrow_l2(const ContractionNest &n, int v, const Target &target) {
+  auto w = weights_of(n, v);
+  return w && w->bytes <= target.l2_bytes / 2 &&
+         operand_span_bytes(n, w->load->buffer) > target.l2_bytes / 2;
 }
 
 Schedule in_network_order(const ContractionNest &n, const Schedule &s, const Target &target) {
@@ -68,20 +83,8 @@ Schedule in_network_order(const ContractionNest &n, const Schedule &s, const Tar
   if (target.backend != "llvm" || target.cores < 2 || !s.workgroup.empty() ||
       s.parallel_loops < 1 || v < 0 || n.indices.size() == n.outputs() || n.empty)
     return s;
-  auto outermost = [&](const Schedule &t) {
-    for (int j : t.loop_order)
-      if (n.indices[j].output && tile_count(n, t, j) > 1) return j;
-    return -1;
-  };
-  if (outermost(s) != v) return s;
-  std::vector<int> reds;
-  for (size_t j = n.outputs(); j < n.indices.size(); ++j) reds.push_back(static_cast<int>(j));
-  auto weights = packable_loads(n, v, reds);
-  if (weights.empty()) return s;
-  const Load *w = weights.front().load;
-  int64_t weight_bytes =
-      n.indices[v].extent * static_cast<int64_t>(tile::dtype_size(w->type.dtype));
-  for (int j : weights.front().mine) weight_bytes *= n.indices[j].extent;
+  auto w = weights_of(n, v);
+  if (outermost_tile_loop(n, s) != v || !w) return s;
   int64_t out_bytes = static_cast<int64_t>(tile::dtype_size(n.result_type.dtype));
   for (size_t j = 0; j < n.outputs(); ++j) out_bytes *= n.indices[j].extent;
   // Per image (the leading output index): every core reads all the weights once per image it
@@ -89,10 +92,10 @@ Schedule in_network_order(const ContractionNest &n, const Schedule &s, const Tar
   // of weights) ran 5.7 -> 6.8-7.6 ms split by images, its 1x1 64 -> 256 on 56x56 (4 MB, 64 KB)
   // 4.3-7.3 -> 3.0-5.5 ms (two runs, Intel kind).
   int64_t images = std::max<int64_t>(1, n.indices[0].extent);
-  if ((operand_span_bytes(n, w->buffer) + out_bytes) / images <= 2 * weight_bytes) return s;
+  if ((operand_span_bytes(n, w->load->buffer) + out_bytes) / images <= 2 * w->bytes) return s;
   Schedule rows = s;
   activations_first(n, v, rows);
-  int lead = outermost(rows);
+  int lead = outermost_tile_loop(n, rows);
   // Every core its share of the rows: as many each, or enough that one more matters little.
   int64_t count = lead < 0 || lead == v ? 0 : tile_count(n, rows, lead);
   if (count < target.cores || (count % target.cores != 0 && count < 4 * target.cores)) return s;

@@ -21,6 +21,10 @@ Schedule choose_schedule(const ContractionNest &nest, const Target &target);
 /// show (ResNet-50 b8's 56x56 1x1 convolutions, 11.1 -> 7.1 ms in the network, Intel kind).
 bool activations_outgrow_l2(const ContractionNest &nest, int v, const Target &target);
 
+/// The output index whose tile loop is the outermost of more than one iteration in `s` (-1: none):
+/// the loop a CPU schedule runs in parallel.
+int outermost_tile_loop(const ContractionNest &nest, const Schedule &s);
+
 /// `s` with its loop order: the output indices but `v` in order, then `v`, then the reductions.
 void activations_first(const ContractionNest &nest, int v, Schedule &s);
 
