@@ -615,7 +615,8 @@ std::optional<Stmt> apply_reduction_blocks(const ContractionNest &n, const Sched
 // L3; with the panel a whole run went from 49 to 108 GFLOP/s. The loops it returns are the
 // work-item's output tile loops (map_to_gpu maps them) around the copy and the row tiles. Nests
 // gpu_panel_row refuses, or whose rows do not divide into whole chunks, get the plain mapping.
-std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &schedule) {
+std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &schedule,
+                                    ConstantPanels *constants) {
   Schedule s = normalized(n, schedule);
   int v = s.vector_index, row = gpu_panel_row(n, s);
   size_t r = n.outputs();
@@ -627,8 +628,9 @@ std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &sc
   int64_t rows = std::clamp<int64_t>(s.tile_sizes[row], 1, rx.extent),
           chunk = (along == row ? rows : 1) * s.tiles_per_item;
   if (n.indices[along].extent % chunk != 0) return std::nullopt;
-  auto panel =
-      tile_panel(n, s, "#blk", [](int64_t tile, int64_t) { return tile <= kMaxPanelBytes; });
+  auto panel = tile_panel(
+      n, s, "#blk", [](int64_t tile, int64_t) { return tile <= kMaxPanelBytes; }, constants,
+      var("#tile"));
   if (!panel) return std::nullopt;
 
   // Inside the work-item: the rows of one chunk from Var #rbase, each other output index at one
@@ -646,11 +648,16 @@ std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &sc
     if (static_cast<int>(j) == v) {
       outer[j] = {ix.name, 0, ix.extent / T};
       bases["#blk"] = bin(Op::Add, imm(ix.lo), bin(Op::Mul, var(ix.name), imm(T)));
+      bases["#tile"] = var(ix.name);
       continue;
     }
     if (static_cast<int>(j) == row && along != row) continue;  // one tile of all rows, inside
     std::string base = static_cast<int>(j) == along ? "#rbase" : "#at_" + ix.name;
-    shift[ix.name] = bin(Op::Add, var(base), var(ix.name));
+    // The chunk's own loop is renamed: map_to_gpu maps the loops named after output indices down
+    // to the first other statement, which a constant's panel (read in place, no copy) leaves out.
+    std::string inside = static_cast<int>(j) == along ? "#in_" + ix.name : ix.name;
+    shift[ix.name] = bin(Op::Add, var(base), var(inside));
+    c.indices[j].name = inside;
     c.indices[j].lo = 0;
     if (static_cast<int>(j) == along) {
       c.indices[j].extent = chunk;
@@ -667,8 +674,10 @@ std::optional<Stmt> apply_gpu_panel(const ContractionNest &n, const Schedule &sc
 
   Schedule inner = s;
   inner.parallel_loops = 0;
-  Stmt body = Allocate::make(panel->buffer, panel->type, panel->size, false,
-                             Block::make({panel->fill, apply_region(c, inner, false)}));
+  Stmt body = apply_region(c, inner, false);
+  if (panel->fill)  // a copy into private memory; a constant's filled panel is read in place
+    body = Allocate::make(panel->buffer, panel->type, panel->size, false,
+                          Block::make({panel->fill, body}));
   body = substitute(body, bases);
   for (auto it = s.loop_order.rbegin(); it != s.loop_order.rend(); ++it)
     if (auto o = outer.find(*it); o != outer.end())
@@ -684,11 +693,11 @@ Stmt apply_schedule(const ContractionNest &n, const Schedule &schedule, Constant
     // GPU: one region (guards stay guards); its output tile loops, one register tile per
     // iteration (or, with tiles_per_item, a panel and a chunk of row tiles), become work-groups
     // and work-items (GpuMapping.h).
-    if (auto panel = apply_gpu_panel(n, schedule))
+    if (auto panel = apply_gpu_panel(n, schedule, constants))
       return map_to_gpu(n, schedule,
                         [&](const ContractionNest &, const Schedule &) { return *panel; });
-    return map_to_gpu(n, schedule, [](const ContractionNest &m, const Schedule &s) {
-      return apply_region(m, s, false);
+    return map_to_gpu(n, schedule, [&](const ContractionNest &m, const Schedule &s) {
+      return apply_region(m, s, false, constants);
     });
   }
   if (auto blocks = apply_reduction_blocks(n, schedule, constants)) return *blocks;

@@ -9,6 +9,8 @@
 #include "compiler/CostModel.h"
 #include "compiler/Finish.h"
 #include "compiler/Fusion.h"
+#include "compiler/GpuCostModel.h"
+#include "compiler/GpuMapping.h"
 #include "compiler/IRPrinter.h"
 #include "compiler/IRVisitor.h"
 #include "compiler/LowerContraction.h"
@@ -209,9 +211,13 @@ Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned
     in_network = in_network_order(planned.nest, schedule, target);
     step.schedule = in_network;
   }
+  // Constants' filled panels serve the CPU's schedules and the wide-vector devices' GPU ones
+  // (PoCL): a work-item there reads its vector tile's panel straight through. A SIMT GPU's
+  // neighbouring work-items read neighbouring columns of the weights as they are (coalesced).
+  bool filled = !constants.empty() && (!is_gpu_schedule(in_network) || wide_vector_target(target));
   ConstantPanels panels{constants, {}, {}};
-  step.kernel = finish_kernel(
-      step_kernel(program, planned, in_network, constants.empty() ? nullptr : &panels), target);
+  step.kernel =
+      finish_kernel(step_kernel(program, planned, in_network, filled ? &panels : nullptr), target);
   step.panels = std::move(panels.panels);
   return step;
 }

@@ -232,6 +232,55 @@ TEST(GpuMapping, WideTargetsTileRowsThatPaddingGuards) {
   EXPECT_EQ(rows(lower(bound_conv, lavapipe), 1), 1);
 }
 
+// Constant weights on a wide target (PoCL): a work-item reads its vector tile's panel from the
+// buffer filled once at compile time, straight through, instead of copying it into private memory
+// (a panel schedule) or reading the weights' rows a row apart (a plain one, padded rows). A SIMT
+// GPU keeps the weights as they are (neighbouring work-items read neighbouring columns).
+TEST(GpuMapping, WideTargetsReadConstantWeightsFromFilledPanels) {
+  const std::vector<Case> weighted = {
+      {"matmul, a panel schedule",
+       "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+       {{"A", {DType::Float32, {256, 300}}}, {"B", {DType::Float32, {300, 64}}}}},
+      {"padded conv, a plain schedule",
+       "function (I[N, H, W, C], B[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 14, 14, D] = "
+       "+(I[n, x + i - 1, y + j - 1, c] * B[i, j, c, d]); }",
+       {{"I", {DType::Float32, {1, 14, 14, 8}}}, {"B", {DType::Float32, {3, 3, 8, 64}}}}},
+  };
+  LowerOptions constant_b;
+  constant_b.constants = {"B"};
+  for (const auto &c : weighted) {
+    auto bound = bind_program(c.text, c.inputs);
+    auto lowered = lower(bound, wide_target(), constant_b);
+    const Step &step = lowered.steps.at(0);
+    std::string body = print_stmt(step.kernel.body);
+    ASSERT_EQ(step.panels.size(), 1u) << c.name << "\n" << body;
+    EXPECT_NE(body.find(step.panels[0].name), std::string::npos) << c.name << "\n" << body;
+    EXPECT_EQ(body.find("pack_B"), std::string::npos) << c.name << ": a copy\n" << body;
+    test::expect_lowered_matches_interp(bound, lowered, 12, 1e-4, c.name);
+    EXPECT_TRUE(lower(bound, simt_target(), constant_b).steps.at(0).panels.empty()) << c.name;
+  }
+}
+
+// Where one register tile of a wide target holds every row of the image (7x7) and no panel serves
+// the work-item (padding guards the rows), the columns take dimension 0: a work-group's items
+// then share one vector tile of the weights on one core, instead of each reading another.
+TEST(GpuMapping, WideTargetsGroupColumnsWhereOneTileHoldsEveryRow) {
+  auto bound = bind_program(
+      "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 7, 7, D] = "
+      "+(I[n, x + i - 1, y + j - 1, c] * K[i, j, c, d]); }",
+      {{"I", {DType::Float32, {1, 7, 7, 64}}}, {"K", {DType::Float32, {3, 3, 64, 128}}}});
+  auto lowered = lower(bound, wide_target());
+  const Schedule &s = lowered.steps.at(0).schedule;
+  ASSERT_EQ(s.tile_sizes.at(1), 7) << s.to_json();
+  EXPECT_EQ(s.tiles_per_item, 1) << s.to_json();
+  std::vector<int> outputs;  // the output loops in order, innermost (dimension 0) last
+  for (int j : s.loop_order)
+    if (j < 4) outputs.push_back(j);
+  EXPECT_EQ(outputs.back(), 2) << s.to_json();
+  EXPECT_EQ(outputs.at(2), 3) << s.to_json();
+  test::expect_lowered_matches_interp(bound, lowered, 13, 1e-4, "7x7 padded conv on PoCL");
+}
+
 TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
   Target lavapipe = simt_target();
   lavapipe.cores = 2;
