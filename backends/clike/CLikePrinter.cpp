@@ -463,6 +463,24 @@ std::string CLikePrinter::call(const compiler::Call &c, int lane) {
   return dialect_.math(name, t, v);
 }
 
+namespace {
+
+// The dialect's vector helper computing intrinsic `op` on floats, if any.
+const char *vector_helper_of(Intrinsic op) {
+  switch (op) {
+    case Intrinsic::Max: return "fmax_nan";
+    case Intrinsic::Min: return "fmin_nan";
+    case Intrinsic::Relu: return "relu";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+bool CLikePrinter::has_vector_helper(const char *name, DType dtype, int lanes) const {
+  return tile::is_float(dtype) && !dialect_.vector_helper(name, dtype, lanes, false).empty();
+}
+
 bool CLikePrinter::native_ok(const Expr &e) const {
   int lanes = e->type.lanes;
   if (lanes == 1) return true;
@@ -488,17 +506,21 @@ bool CLikePrinter::native_ok(const Expr &e) const {
     case compiler::ExprKind::Binary: {
       auto *b = as<compiler::Binary>(e);
       bool arith = b->op == Op::Add || b->op == Op::Sub || b->op == Op::Mul ||
-                   (b->op == Op::Div && tile::is_float(t));
+                   (b->op == Op::Div && tile::is_float(t)) ||
+                   ((b->op == Op::Max || b->op == Op::Min) &&
+                    has_vector_helper(b->op == Op::Max ? "fmax_nan" : "fmin_nan", t, lanes));
       return arith && b->a->type.dtype == t && b->b->type.dtype == t && native_ok(b->a) &&
              native_ok(b->b);
     }
     case compiler::ExprKind::Call: {
       auto *c = as<compiler::Call>(e);
       auto kind = tile::intrinsic_info(c->op).kind;
+      const char *helper = vector_helper_of(c->op);
       bool ok = c->op == Intrinsic::Ident || c->op == Intrinsic::Add || c->op == Intrinsic::Sub ||
                 c->op == Intrinsic::Mul ||
                 (kind == tile::IntrinsicKind::FloatMath && tile::is_float(t)) ||
-                (c->op == Intrinsic::Div && tile::is_float(t));
+                (c->op == Intrinsic::Div && tile::is_float(t)) ||
+                (helper && has_vector_helper(helper, t, lanes));
       if (!ok) return false;
       for (const auto &a : c->args)
         if (a->type.dtype != t || !native_ok(a)) return false;
@@ -531,6 +553,10 @@ std::string CLikePrinter::vec(const Expr &e) {
     case compiler::ExprKind::Binary: {
       auto *b = as<compiler::Binary>(e);
       if (std::string f = fused(*b, 0, true); !f.empty()) return f;
+      if (b->op == Op::Max || b->op == Op::Min)
+        return dialect_.vector_helper(b->op == Op::Max ? "fmax_nan" : "fmin_nan", t, e->type.lanes,
+                                      true) +
+               "(" + vec(b->a) + ", " + vec(b->b) + ")";
       return "(" + vec(b->a) + " " + c_op(b->op) + " " + vec(b->b) + ")";
     }
     case compiler::ExprKind::Call: {
@@ -543,6 +569,14 @@ std::string CLikePrinter::vec(const Expr &e) {
         case Intrinsic::Sub: return "(" + v[0] + " - " + v[1] + ")";
         case Intrinsic::Mul: return "(" + v[0] + " * " + v[1] + ")";
         case Intrinsic::Div: return "(" + v[0] + " / " + v[1] + ")";
+        case Intrinsic::Max:
+        case Intrinsic::Min:
+        case Intrinsic::Relu: {
+          std::string args = v[0];
+          for (size_t i = 1; i < v.size(); ++i) args += ", " + v[i];
+          return dialect_.vector_helper(vector_helper_of(c->op), t, e->type.lanes, true) + "(" +
+                 args + ")";
+        }
         case Intrinsic::Sigmoid: {
           std::string one = literal(t, 1, 0, true);
           return "(" + one + " / (" + one + " + " + dialect_.math("exp", t, {"(-" + v[0] + ")"}) +

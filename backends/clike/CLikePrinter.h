@@ -59,6 +59,14 @@ class Dialect {
   virtual std::string helper(const std::string &name, tile::DType dtype) = 0;
   /// The definitions of the helpers named so far, each once and before the helpers that call it.
   virtual std::string helper_definitions() const = 0;
+  /// Helper `name` (fmax_nan, fmin_nan or relu) on native vectors of `lanes` x float `dtype`, or
+  /// "" when the dialect has none (the printer then applies the scalar one lane by lane). A query
+  /// (`define` false) records nothing.
+  virtual std::string vector_helper(const std::string &name, tile::DType dtype, int lanes,
+                                    bool define) {
+    (void)name, (void)dtype, (void)lanes, (void)define;
+    return "";
+  }
   /// The math function `name` (exp, tanh, ...) on a value of `dtype`.
   virtual std::string math(const std::string &name, tile::DType dtype,
                            const std::vector<std::string> &args);
@@ -125,6 +133,7 @@ class CLikePrinter {
   };
 
   bool native_ok(const compiler::Expr &e) const;
+  bool has_vector_helper(const char *name, tile::DType dtype, int lanes) const;
   std::string fused(const compiler::Binary &b, int lane, bool vector);
   /// The variable (and lane) holding element `index` of a register array.
   std::string register_element(const std::string &id, const Buffer &buf, int64_t index) const;

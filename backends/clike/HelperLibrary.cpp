@@ -66,8 +66,15 @@ std::string HelperLibrary::use(const std::string &name, DType from, DType to) {
   return define(name, to, from);
 }
 
-std::string HelperLibrary::define(const std::string &name, DType dtype, std::optional<DType> from) {
-  std::string type = dialect_.compute_type(dtype);
+std::string HelperLibrary::use_vector(const std::string &name, DType dtype, int lanes) {
+  return define(name, dtype, std::nullopt, lanes);
+}
+
+std::string HelperLibrary::define(const std::string &name, DType dtype, std::optional<DType> from,
+                                  int lanes) {
+  std::string type = lanes > 1 ? dialect_.vector_type(dtype, lanes) : dialect_.compute_type(dtype);
+  TESSERA_INTERNAL_ASSERT(!type.empty(), "no vector of " + std::to_string(lanes) + " " +
+                                             std::string(tile::dtype_name(dtype)));
   std::string fn = "tsr_" + name + "_" + type;
   if (from) fn += "_" + dialect_.compute_type(*from);
   if (defined_.count(fn)) return fn;
@@ -76,7 +83,7 @@ std::string HelperLibrary::define(const std::string &name, DType dtype, std::opt
   });
   TESSERA_INTERNAL_ASSERT(def != definitions_.end(),
                           "no helper " + name + " for " + std::string(tile::dtype_name(dtype)));
-  for (const char *callee : def->calls) use(callee, dtype);
+  for (const char *callee : def->calls) define(callee, dtype, std::nullopt, lanes);
   int bits = tile::dtype_bits(dtype);
   std::map<std::string, std::string> values{{"NAME", fn},
                                             {"T", type},

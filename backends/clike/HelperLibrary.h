@@ -51,11 +51,15 @@ class HelperLibrary {
   std::string use(const std::string &name, tile::DType dtype);
   /// The name of conversion helper `name` from `from` (a float type) to `to`.
   std::string use(const std::string &name, tile::DType from, tile::DType to);
+  /// The name of helper `name` on the dialect's vectors of `lanes` x `dtype` ($T the vector type;
+  /// the definition's text must mean the same on vectors, component by component).
+  std::string use_vector(const std::string &name, tile::DType dtype, int lanes);
   /// The definitions used so far, each once and after the helpers it calls.
   const std::string &text() const { return text_; }
 
  private:
-  std::string define(const std::string &name, tile::DType dtype, std::optional<tile::DType> from);
+  std::string define(const std::string &name, tile::DType dtype, std::optional<tile::DType> from,
+                     int lanes = 1);
 
   const Dialect &dialect_;
   const std::vector<HelperDefinition> &definitions_;

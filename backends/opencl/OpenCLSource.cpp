@@ -81,6 +81,14 @@ class OpenCLDialect : public clike::Dialect {
     return helpers_.use(name, dtype);
   }
   std::string helper_definitions() const override { return helpers_.text(); }
+  // OpenCL C applies ||, !, comparisons and ?: to vectors component by component, so the
+  // NaN-propagating max and min and relu are the scalar definitions on floatN (a max pool's
+  // accumulator, a convolution's relu epilogue: one vector operation, not 16 calls).
+  std::string vector_helper(const std::string &name, DType dtype, int lanes, bool define) override {
+    bool known = name == "fmax_nan" || name == "fmin_nan" || name == "relu";
+    if (!known || !tile::is_float(dtype) || vector_type(dtype, lanes).empty()) return "";
+    return define ? helpers_.use_vector(name, dtype, lanes) : name;
+  }
   std::string fma(const std::string &a, const std::string &b, const std::string &c,
                   DType) const override {
     return "fma(" + a + ", " + b + ", " + c + ")";

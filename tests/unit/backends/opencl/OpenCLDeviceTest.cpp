@@ -3,16 +3,19 @@
 // kernel cache (and a bad binary falling back to a source build), the driver's build log in errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <random>
 
 #include "backends/opencl/OpenCLBackend.h"
 #include "backends/opencl/OpenCLSource.h"
+#include "compiler/GpuCostModel.h"
 #include "compiler/Lower.h"
 #include "runtime/Device.h"
 #include "runtime/KernelBench.h"
 #include "runtime/KernelCache.h"
+#include "runtime/interp/Interpret.h"
 #include "tests/unit/backends/EveryHelperKernel.h"
 #include "tests/unit/backends/GpuTestValues.h"
 #include "tile/Diagnostics.h"
@@ -164,6 +167,47 @@ TEST(OpenCLKernelBench, EveryHelperBuilds) {
       inputs.emplace_back(p.elements * tile::dtype_bits(p.dtype) / 8);
   auto result = tessera::make_kernel_bench(opencl_backend(0), nullptr)->measure(k, inputs, 0, 1);
   EXPECT_EQ(result.outputs.size(), outputs);
+}
+
+// Max pool, min and relu over vectors of floats (16 channels a vector on PoCL) are one helper
+// call on floatN, not one per lane; NaN still propagates and infinities stay, lane by lane.
+TEST(OpenCLDevice, VectorMaxMinAndReluKeepNaNAsInterpDoes) {
+  REQUIRE_DEVICE();
+  auto bound = tile::bind(tile::parse_program(R"(function (I[H, W, C]) -> (P, M, R) {
+        P[x, y, c : 4, 4, 32] = >(I[2 * x + i, 2 * y + j, c]), i < 2, j < 2;
+        M = min(I, 0.25);
+        R = relu(I);
+      })"),
+                          {{"I", {tile::DType::Float32, {8, 8, 32}}}});
+  HostTensor in({tile::DType::Float32, {8, 8, 32}});
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t e = 0; e < in.elements(); ++e)
+    in.set_double(e, e % 37 == 0   ? std::nan("")
+                     : e % 53 == 0 ? -INFINITY
+                     : e % 59 == 0 ? INFINITY
+                                   : double(u(rng)));
+  Device device(opencl_backend(0));
+  CompileOptions options;
+  options.policy = TunePolicy::Off;
+  compiler::Target target = opencl_backend(0).target();
+  if (compiler::wide_vector_target(target)) {
+    auto lowered = compiler::lower(bound, target);
+    std::vector<std::string> calls = {"fmax_nan", "fmin_nan", "relu"};
+    for (size_t s = 0; s < calls.size(); ++s) {
+      std::string source = kernel_source(lowered.steps.at(s).kernel).source;
+      std::string vector = "float" + std::to_string(lowered.steps[s].schedule.vector_width);
+      EXPECT_NE(source.find("tsr_" + calls[s] + "_" + vector + "("), std::string::npos) << source;
+    }
+  }
+  auto got = device.compile(bound, options)->run({{"I", in}});
+  TensorMap want = interpret(bound, {{"I", in}});
+  for (const char *out : {"P", "M", "R"})
+    for (int64_t e = 0; e < want.at(out).elements(); ++e) {
+      double w = want.at(out).get_double(e), g = got.at(out).get_double(e);
+      ASSERT_TRUE(std::isnan(w) ? std::isnan(g) : g == w)
+          << out << "[" << e << "] is " << g << ", interp gives " << w;
+    }
 }
 
 TEST(OpenCLDevice, ProgramBinariesAreReusedAndABadOneIsRebuilt) {
