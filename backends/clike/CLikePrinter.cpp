@@ -465,7 +465,7 @@ std::string CLikePrinter::call(const compiler::Call &c, int lane) {
 
 namespace {
 
-// The dialect's vector helper computing intrinsic `op` on floats, if any.
+// The dialect's vector helper computing intrinsic `op` (or binary `op`) on floats, if any.
 const char *vector_helper_of(Intrinsic op) {
   switch (op) {
     case Intrinsic::Max: return "fmax_nan";
@@ -473,6 +473,9 @@ const char *vector_helper_of(Intrinsic op) {
     case Intrinsic::Relu: return "relu";
     default: return nullptr;
   }
+}
+const char *vector_helper_of(Op op) {
+  return op == Op::Max ? "fmax_nan" : op == Op::Min ? "fmin_nan" : nullptr;
 }
 
 }  // namespace
@@ -505,10 +508,10 @@ bool CLikePrinter::native_ok(const Expr &e) const {
     }
     case compiler::ExprKind::Binary: {
       auto *b = as<compiler::Binary>(e);
+      const char *helper = vector_helper_of(b->op);
       bool arith = b->op == Op::Add || b->op == Op::Sub || b->op == Op::Mul ||
                    (b->op == Op::Div && tile::is_float(t)) ||
-                   ((b->op == Op::Max || b->op == Op::Min) &&
-                    has_vector_helper(b->op == Op::Max ? "fmax_nan" : "fmin_nan", t, lanes));
+                   (helper && has_vector_helper(helper, t, lanes));
       return arith && b->a->type.dtype == t && b->b->type.dtype == t && native_ok(b->a) &&
              native_ok(b->b);
     }
@@ -553,10 +556,9 @@ std::string CLikePrinter::vec(const Expr &e) {
     case compiler::ExprKind::Binary: {
       auto *b = as<compiler::Binary>(e);
       if (std::string f = fused(*b, 0, true); !f.empty()) return f;
-      if (b->op == Op::Max || b->op == Op::Min)
-        return dialect_.vector_helper(b->op == Op::Max ? "fmax_nan" : "fmin_nan", t, e->type.lanes,
-                                      true) +
-               "(" + vec(b->a) + ", " + vec(b->b) + ")";
+      if (const char *helper = vector_helper_of(b->op))
+        return dialect_.vector_helper(helper, t, e->type.lanes, true) + "(" + vec(b->a) + ", " +
+               vec(b->b) + ")";
       return "(" + vec(b->a) + " " + c_op(b->op) + " " + vec(b->b) + ")";
     }
     case compiler::ExprKind::Call: {
