@@ -197,10 +197,12 @@ std::vector<ProfiledStep> merge_profiles(const std::vector<RunProfile> &runs) {
 }
 
 /// The profile file: per step its kind, calls per run, median and fastest seconds per run. A kernel
-/// adds where its schedule came from and, when the cache was asked, the cache's hash of it (kernels
-/// that repeat in a program share one, and `tessera tune` names them after the first) and its times
-/// measured alone when it was tuned, to hold against its time in the program: the tuner keeps a
-/// kernel's fastest run, so the fastest run in the program is the fair comparison.
+/// adds its floating-point operations (2 per multiply-add of a contraction; what
+/// bench/compare/layers.py matches other engines' layers by), where its schedule came from and,
+/// when the cache was asked, the cache's hash of it (kernels that repeat in a program share one,
+/// and `tessera tune` names them after the first) and its times measured alone when it was tuned,
+/// to hold against its time in the program: the tuner keeps a kernel's fastest run, so the fastest
+/// run in the program is the fair comparison.
 nlohmann::json profile_json(const std::vector<ProfiledStep> &steps, const CompileReport &report,
                             double run_seconds, int runs, const std::string &device) {
   std::map<std::string, const KernelReport *> reported;
@@ -219,6 +221,7 @@ nlohmann::json profile_json(const std::vector<ProfiledStep> &steps, const Compil
       if (!k.hash.empty()) e["hash"] = k.hash;
       if (k.seconds > 0) e["alone_seconds"] = k.seconds;
       if (k.untuned_seconds > 0) e["alone_untuned_seconds"] = k.untuned_seconds;
+      if (k.flops > 0) e["flops"] = k.flops;
     }
     total += median(s.seconds);
     entries.push_back(std::move(e));

@@ -41,6 +41,8 @@ def test_profile_times_each_kernel_within_the_run(tessera, tmp_path, program, de
         assert step["kind"] in ("kernel", "host", "transfer", "fill")
         assert step["calls"] >= 1 and 0 <= step["min_seconds"] <= step["seconds"], step
     assert all(k["calls"] == 1 and k["origin"] == "model" and k["seconds"] > 0 for k in kernels)
+    # Two per multiply-add: C is 64x48 outputs of 32 terms, D 64x16 of 48.
+    assert [k["flops"] for k in kernels] == [2 * 64 * 48 * 32, 2 * 64 * 16 * 48]
     total = sum(s["seconds"] for s in profile["steps"])
     assert total == pytest.approx(profile["steps_seconds"])
     assert total <= profile["run_seconds"] == stats["run_seconds"]
