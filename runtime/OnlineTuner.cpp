@@ -4,7 +4,6 @@
 #include <chrono>
 
 #include "compiler/Finish.h"
-#include "compiler/tune/Canonical.h"
 #include "compiler/tune/SearchSpace.h"
 #include "compiler/tune/Tuner.h"
 #include "runtime/BinaryStore.h"
@@ -296,8 +295,7 @@ void OnlineTuner::settle(const Executable::Impl &exe, const Group &group,
                          const compiler::Schedule &schedule, const OnlineKernel &done) {
   const compiler::PlannedStep &planned = plan_.steps[group.steps[0]];
   const compiler::Kernel model = compiler::step_kernel(exe.program, planned, planned.model);
-  const CacheKey key{compiler::tune::canonical_text(planned.nest, model.params),
-                     device_fingerprint(backend_.info()), TESSERA_VERSION};
+  const CacheKey key = schedule_key(planned, model, device_fingerprint(backend_.info()));
   CacheEntry entry;
   entry.kernel_name = planned.name;
   entry.schedule = schedule.to_json();

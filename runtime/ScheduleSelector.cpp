@@ -75,6 +75,13 @@ double tune_share_from_env() {
   return share;
 }
 
+CacheKey schedule_key(const compiler::PlannedStep &step, const compiler::Kernel &model,
+                      const std::string &fingerprint) {
+  return {compiler::tune::canonical_text(step.nest, model.params) +
+              "\n// cost model: " + step.model.to_json() + "\n",
+          fingerprint, TESSERA_VERSION};
+}
+
 void settle_schedule(KernelCache *cache, const CacheKey &key, const compiler::Schedule &schedule,
                      const CacheEntry &entry) {
   {
@@ -114,9 +121,8 @@ compiler::Schedule ScheduleSelector::choose(const tile::BoundProgram &program,
     return step.model;
   }
   const compiler::Kernel model_kernel = compiler::step_kernel(program, step, step.model);
-  const std::string text = compiler::tune::canonical_text(step.nest, model_kernel.params);
-  entry.hash = KernelCache::hash(text);
-  const CacheKey key{text, fingerprint_, TESSERA_VERSION};
+  const CacheKey key = schedule_key(step, model_kernel, fingerprint_);
+  entry.hash = KernelCache::hash(key.kernel);
 
   std::optional<compiler::Schedule> found;
   const bool look = !(options_.retune && policy_ == TunePolicy::Full);

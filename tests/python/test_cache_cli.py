@@ -172,3 +172,39 @@ def test_the_default_file_follows_xdg_cache_home(tessera, tmp_path):
     stats = json.loads(tessera("cache", "stats", "--json", env=env).stdout)
     assert stats["path"] == str(tmp_path / "xdg" / "tessera" / "cache.db")
     assert (tmp_path / "xdg" / "tessera" / "cache.db").exists()
+
+
+ROW_MAX = "function (A[N, K, L]) -> (B) {\n  B[n, k : N, K] = >(A[n, k, l]);\n}\n"
+
+
+def test_a_schedule_tuned_against_another_cost_model_is_a_miss(tessera, tmp_path):
+    """The cache keys a tuned schedule by its kernel and the cost model's schedule it beat: what an
+    older build tuned against another proposal is not taken, so that tuning starts from the new one."""
+    prog = tmp_path / "max.tile"
+    prog.write_text(ROW_MAX)
+    spec = tmp_path / "max.json"
+    spec.write_text(json.dumps({"inputs": {"A": {"dtype": "float32", "shape": [12, 128, 128]}}}))
+    tuned = tmp_path / "tuned.db"
+    tessera("tune", prog, "--spec", spec, "--trials", 2, env=dict(os.environ, TESSERA_CACHE=str(tuned)))
+
+    def cache_counts(cache_file):
+        env = dict(os.environ, TESSERA_CACHE=str(cache_file), TESSERA_TUNE="cached")
+        tessera("run", prog, "--spec", spec, "--random", 1, "--out-dir", tmp_path,
+                "--stats", tmp_path / "stats.json", env=env)
+        stats = json.loads((tmp_path / "stats.json").read_text())
+        return stats["cache_hits"], stats["cache_misses"]
+
+    assert cache_counts(tuned) == (1, 0)
+    exported = tmp_path / "tuned.jsonl"
+    tessera("cache", "export", exported, env=dict(os.environ, TESSERA_CACHE=str(tuned)))
+    entry = json.loads(exported.read_text())
+    kernel, marker, proposal = entry["kernel"].partition("\n// cost model: ")
+    assert marker and json.loads(proposal) != OTHER_SCHEDULE
+    # The same entry as a build whose cost model proposed OTHER_SCHEDULE would have stored it.
+    entry["kernel"] = kernel + marker + json.dumps(OTHER_SCHEDULE) + "\n"
+    del entry["kernel_hash"]
+    older = tmp_path / "older.jsonl"
+    older.write_text(json.dumps(entry) + "\n")
+    other = tmp_path / "other.db"
+    tessera("cache", "import", older, env=dict(os.environ, TESSERA_CACHE=str(other)))
+    assert cache_counts(other) == (0, 1)
