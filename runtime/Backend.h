@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,10 @@ class Backend {
   virtual void read(DeviceBuffer &buffer, void *host, size_t bytes) = 0;
   /// Wait for everything enqueued.
   virtual void finish() = 0;
+  /// With the queue idle: enqueues what `enqueue` enqueues, waits for it, and returns the seconds
+  /// the device took for it by its own clock (GPU timestamps), without the submit and the wait
+  /// around it; nothing where the device has no such clock (time_enqueued times on the host then).
+  virtual std::optional<double> time_on_device(const std::function<void()> &enqueue);
 
   /// Builds finished kernels (compiler/Finish.h). `binaries` keeps compiled code between processes
   /// (null: none). Throws tile::Error, with the driver's log where there is one, when a kernel does
@@ -93,5 +99,10 @@ class Backend {
  private:
   std::recursive_mutex mutex_;
 };
+
+/// The seconds `enqueue`'s work takes on `backend` alone: what was enqueued before finishes first,
+/// then the device's clock times it (Backend::time_on_device), or the host's from enqueue to the
+/// end of the wait for it. How the tuner and profiles time a kernel.
+double time_enqueued(Backend &backend, const std::function<void()> &enqueue);
 
 }  // namespace tessera

@@ -1,6 +1,5 @@
 #include "runtime/KernelBench.h"
 
-#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,12 +42,7 @@ class BackendBench : public compiler::tune::KernelBench {
       // Outputs start at zero (Tile's unwritten elements); the fill is not timed.
       for (size_t i = 0; i < kernel.params.size(); ++i)
         if (kernel.params[i].is_output) backend_.fill(*args[i], 0);
-      backend_.finish();
-      auto start = std::chrono::steady_clock::now();
-      built.launch(0, args);
-      backend_.finish();
-      double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double seconds = time_enqueued(backend_, [&] { built.launch(0, args); });
       if (run >= warmup) result.seconds.push_back(seconds);
     }
     for (size_t i = 0; i < kernel.params.size(); ++i) {

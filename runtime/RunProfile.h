@@ -55,6 +55,10 @@ class StepTimer {
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     profile_.steps.push_back({name, kind, took.count()});
   }
+  /// Records a step timed elsewhere (a kernel on the device's own clock) when profiling.
+  void record(StepKind kind, const std::string &name, double seconds) {
+    if (enabled_) profile_.steps.push_back({name, kind, seconds});
+  }
   const RunProfile &profile() const { return profile_; }
 
  private:

@@ -283,6 +283,25 @@ class VulkanBackend : public Backend {
     spare_ = done;
   }
 
+  // Two timestamps around the work, each written when everything before it has finished.
+  std::optional<double> time_on_device(const std::function<void()> &enqueue) override {
+    if (!timestamps()) return std::nullopt;
+    finish();
+    VkCommandBuffer cb = commands();
+    vkCmdResetQueryPool(cb, queries_, 0, 2);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
+    enqueue();
+    vkCmdWriteTimestamp(commands(), VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
+    finish();
+    uint64_t ticks[2] = {0, 0};
+    check(vkGetQueryPoolResults(g_.device, queries_, 0, 2, sizeof ticks, ticks, sizeof ticks[0],
+                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+          g_.name() + ": vkGetQueryPoolResults");
+    uint64_t mask = g_.timestamp_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << g_.timestamp_bits) - 1;
+    uint64_t elapsed = ((ticks[1] & mask) - (ticks[0] & mask)) & mask;
+    return static_cast<double>(elapsed) * g_.props.limits.timestampPeriod * 1e-9;
+  }
+
   std::unique_ptr<CompiledKernels> build(const std::vector<const compiler::Kernel *> &kernels,
                                          BinaryStore *binaries) override {
     return std::make_unique<VkKernels>(*this, kernels, binaries);
@@ -344,6 +363,18 @@ class VulkanBackend : public Backend {
                          dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
   }
 
+  /// The query pool of time_on_device, made on first use; false where the queue has no
+  /// timestamps.
+  bool timestamps() {
+    if (queries_) return true;
+    if (g_.timestamp_bits == 0 || g_.props.limits.timestampPeriod <= 0) return false;
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 2;
+    check(vkCreateQueryPool(g_.device, &qi, nullptr, &queries_), g_.name() + ": vkCreateQueryPool");
+    return true;
+  }
+
   /// The staging buffer for reading `bytes` back, grown on demand; null where the device has no
   /// host-cached memory (reads then stay direct).
   VkBuf *readback(size_t bytes) {
@@ -365,6 +396,7 @@ class VulkanBackend : public Backend {
   VkCommandBuffer open_ = VK_NULL_HANDLE, spare_ = VK_NULL_HANDLE;
   uint64_t serial_ = 1;
   bool no_readback_ = false, stage_every_read_ = false;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
   std::unique_ptr<VkBuf> readback_;  // last: destroyed first, while the queue's objects live
 };
 

@@ -242,6 +242,7 @@ std::vector<std::unique_ptr<Gpu>> &all_gpus() {
       for (uint32_t i = 0; i < nq; ++i) {
         if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
         auto g = describe(pd, i);
+        g->timestamp_bits = families[i].timestampValidBits;
         g->index = static_cast<int>(gpus.size());
         gpus.push_back(std::move(g));
         break;

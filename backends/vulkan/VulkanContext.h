@@ -30,6 +30,7 @@ struct Gpu {
   int index = 0;
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   uint32_t queue_family = 0;
+  uint32_t timestamp_bits = 0;  // the queue's valid timestamp bits; 0: no timestamps
   uint32_t api_version = 0;
   VkPhysicalDeviceProperties props{};
   VkPhysicalDeviceMemoryProperties memory{};
