@@ -78,6 +78,11 @@ bool activations_outgrow_l2(const ContractionNest &n, int v, const Target &targe
          operand_span_bytes(n, w->load->buffer) > target.l2_bytes / 2;
 }
 
+bool weights_outgrow_l2(const ContractionNest &n, int v, const Target &target) {
+  auto w = weights_of(n, v);
+  return w && w->bytes > target.l2_bytes / 2 && w->bytes > operand_span_bytes(n, w->load->buffer);
+}
+
 Schedule in_network_order(const ContractionNest &n, const Schedule &s, const Target &target) {
   int v = s.vector_index;
   if (target.backend != "llvm" || target.cores < 2 || !s.workgroup.empty() ||

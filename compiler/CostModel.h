@@ -21,6 +21,14 @@ Schedule choose_schedule(const ContractionNest &nest, const Target &target);
 /// show (ResNet-50 b8's 56x56 1x1 convolutions, 11.1 -> 7.1 ms in the network, Intel kind).
 bool activations_outgrow_l2(const ContractionNest &nest, int v, const Target &target);
 
+/// Whether a CPU contraction with vector index `v` has weights (the whole vector operand) larger
+/// than half of L2 and than its activations (BERT's 768 x 3072 products): then the vector tiles go
+/// outermost in every candidate of the tuner, so that each core reads its own share of the weights.
+/// With rows outermost every core streams all of them; timed alone, as the tuner times it, they
+/// stay in L3 and it does not show (BERT's FFN 3072 -> 768 product: 2.48 ms alone with rows
+/// outermost, 5.45 in the network, against the cost model's 2.89; Intel kind).
+bool weights_outgrow_l2(const ContractionNest &nest, int v, const Target &target);
+
 /// The output index whose tile loop is the outermost of more than one iteration in `s` (-1: none):
 /// the loop a CPU schedule runs in parallel.
 int outermost_tile_loop(const ContractionNest &nest, const Schedule &s);

@@ -34,6 +34,8 @@ std::vector<Schedule> contraction_candidates(const ContractionNest &interior, co
   // Where the activations outgrow L2 only one loop order is offered: timed alone, the tuner
   // would see them stay in L3 (CostModel.h).
   const bool activations = activations_outgrow_l2(n, v, target);
+  // Where the weights outgrow L2 and outweigh the activations, the vector tiles stay outermost.
+  const bool weights = weights_outgrow_l2(n, v, target);
   // Gathers (CostModel.cpp): few accumulators of one vector each first.
   const bool gathers = gathers_along(n, v);
   std::vector<std::pair<double, Schedule>> scored;
@@ -60,6 +62,7 @@ std::vector<Schedule> contraction_candidates(const ContractionNest &interior, co
             if (!rows_outer) continue;
             activations_first(n, v, s);
           }
+          if (weights && rows_outer) continue;
           // The order rule of the cost model breaks ties: vector tiles outermost (rows outermost
           // for gathers).
           double score =

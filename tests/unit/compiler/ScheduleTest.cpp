@@ -263,6 +263,47 @@ TEST(LoopOrder, ActivationsThatOutgrowL2GoOutsideTheChannelTiles) {
   }
 }
 
+// Weights larger than half of L2 and than the activations (BERT's 768 x 3072 products, 2 MB of
+// L2): every candidate of the tuner keeps the vector tiles outermost, so that each core reads its
+// own share of the weights; where they fit L2 (a 1x1 convolution's 64 KB), rows may go outermost.
+TEST(LoopOrder, WeightsThatOutgrowL2KeepTheVectorTilesOutermost) {
+  Target t = avx512();
+  t.l2_bytes = 2 << 20;
+  t.backend = "llvm";
+  auto plan = [&](const std::string &text, const std::map<std::string, TensorType> &in) {
+    return plan_program(tile::bind(tile::parse_program(text), in), t).steps.at(0);
+  };
+  const std::string matmul =
+      "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+  struct Case {
+    PlannedStep step;
+    bool outgrow;
+  };
+  std::vector<Case> cases = {
+      {plan(matmul, {{"A", f32({128, 768})}, {"B", f32({768, 3072})}}), true},
+      {plan(matmul, {{"A", f32({128, 3072})}, {"B", f32({3072, 768})}}), true},
+      {plan(matmul, {{"A", f32({4096, 768})}, {"B", f32({768, 768})}}), false},
+      {plan(conv(28, 1, 1, 0), {{"I", f32({1, 28, 28, 64})}, {"K", f32({1, 1, 64, 256})}}), false},
+  };
+  for (const auto &c : cases) {
+    const ContractionNest &n = c.step.nest;
+    int v = c.step.model.vector_index;
+    ASSERT_GE(v, 0);
+    EXPECT_EQ(weights_outgrow_l2(n, v, t), c.outgrow) << n.indices[0].extent;
+    int rows_outer = 0;
+    for (const auto &s : tune::candidates(n, t)) {
+      int first = outermost_tile_loop(n, s);
+      if (c.outgrow) {
+        EXPECT_EQ(first, v) << s.to_json();
+      }
+      rows_outer += first != v;
+    }
+    if (!c.outgrow) {
+      EXPECT_GT(rows_outer, 0) << "the tuner should still try rows outermost";
+    }
+  }
+}
+
 // A softmax's max and sum over the contiguous last axis, vectorized over the rows: every vector is
 // a gather and no operand is shared between rows, so the model takes one vector per row and a few
 // rows (6 of BERT's 12 heads), rows outermost before the parallel rule, and the tuner tries few
