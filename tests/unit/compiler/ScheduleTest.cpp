@@ -57,6 +57,26 @@ std::string conv(int64_t out, int64_t stride, int64_t dilation, int64_t pad) {
          p + ", ci] * K[i, j, ci, co]); }";
 }
 
+const char *kMatmul =
+    "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+
+// The first step of `text` planned for a CPU target with `l2_bytes` of L2, and whether it is
+// expected to outgrow L2 (LoopOrder tests).
+struct OutgrowCase {
+  PlannedStep step;
+  bool outgrow;
+};
+Target cpu_with_l2(int64_t l2_bytes) {
+  Target t = avx512();
+  t.l2_bytes = l2_bytes;
+  t.backend = "llvm";  // the CPU search space
+  return t;
+}
+OutgrowCase first_step(const std::string &text, const std::map<std::string, TensorType> &in,
+                       const Target &t, bool outgrow) {
+  return {plan_program(tile::bind(tile::parse_program(text), in), t).steps.at(0), outgrow};
+}
+
 // Forces on conv()'s nest (n, x, y, co, i, j, ci) a tile of `rows` rows (x) by two vectors of 16
 // output channels, with the loops in `order`.
 LowerOptions rows_of_two_vectors(int64_t rows, std::vector<int> order) {
@@ -223,23 +243,15 @@ TEST(LoopOrder, NetworkKernelsSplitRowsWhereActivationsOutweighWeights) {
 // of the output loops, so a row tile's activations serve every channel tile; with weights too
 // large (BERT's 768 x 3072 projection) or activations that fit, the channel tiles stay outermost.
 TEST(LoopOrder, ActivationsThatOutgrowL2GoOutsideTheChannelTiles) {
-  Target t = avx512();
-  t.l2_bytes = 512 << 10;
-  t.backend = "llvm";  // the CPU search space
-  auto plan = [&](const std::string &text, const std::map<std::string, TensorType> &in) {
-    return plan_program(tile::bind(tile::parse_program(text), in), t).steps.at(0);
-  };
-  const std::string matmul =
-      "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
-  struct Case {
-    PlannedStep step;
-    bool outgrow;
-  };
-  std::vector<Case> cases = {
-      {plan(conv(56, 1, 1, 0), {{"I", f32({1, 56, 56, 64})}, {"K", f32({1, 1, 64, 256})}}), true},
-      {plan(conv(56, 1, 1, 0), {{"I", f32({8, 56, 56, 64})}, {"K", f32({1, 1, 64, 256})}}), true},
-      {plan(conv(28, 1, 1, 0), {{"I", f32({1, 28, 28, 64})}, {"K", f32({1, 1, 64, 256})}}), false},
-      {plan(matmul, {{"A", f32({128, 768})}, {"B", f32({768, 3072})}}), false},
+  Target t = cpu_with_l2(512 << 10);
+  std::vector<OutgrowCase> cases = {
+      first_step(conv(56, 1, 1, 0), {{"I", f32({1, 56, 56, 64})}, {"K", f32({1, 1, 64, 256})}}, t,
+                 true),
+      first_step(conv(56, 1, 1, 0), {{"I", f32({8, 56, 56, 64})}, {"K", f32({1, 1, 64, 256})}}, t,
+                 true),
+      first_step(conv(28, 1, 1, 0), {{"I", f32({1, 28, 28, 64})}, {"K", f32({1, 1, 64, 256})}}, t,
+                 false),
+      first_step(kMatmul, {{"A", f32({128, 768})}, {"B", f32({768, 3072})}}, t, false),
   };
   for (const auto &c : cases) {
     const ContractionNest &n = c.step.nest;
@@ -267,23 +279,13 @@ TEST(LoopOrder, ActivationsThatOutgrowL2GoOutsideTheChannelTiles) {
 // L2): every candidate of the tuner keeps the vector tiles outermost, so that each core reads its
 // own share of the weights; where they fit L2 (a 1x1 convolution's 64 KB), rows may go outermost.
 TEST(LoopOrder, WeightsThatOutgrowL2KeepTheVectorTilesOutermost) {
-  Target t = avx512();
-  t.l2_bytes = 2 << 20;
-  t.backend = "llvm";
-  auto plan = [&](const std::string &text, const std::map<std::string, TensorType> &in) {
-    return plan_program(tile::bind(tile::parse_program(text), in), t).steps.at(0);
-  };
-  const std::string matmul =
-      "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
-  struct Case {
-    PlannedStep step;
-    bool outgrow;
-  };
-  std::vector<Case> cases = {
-      {plan(matmul, {{"A", f32({128, 768})}, {"B", f32({768, 3072})}}), true},
-      {plan(matmul, {{"A", f32({128, 3072})}, {"B", f32({3072, 768})}}), true},
-      {plan(matmul, {{"A", f32({4096, 768})}, {"B", f32({768, 768})}}), false},
-      {plan(conv(28, 1, 1, 0), {{"I", f32({1, 28, 28, 64})}, {"K", f32({1, 1, 64, 256})}}), false},
+  Target t = cpu_with_l2(2 << 20);
+  std::vector<OutgrowCase> cases = {
+      first_step(kMatmul, {{"A", f32({128, 768})}, {"B", f32({768, 3072})}}, t, true),
+      first_step(kMatmul, {{"A", f32({128, 3072})}, {"B", f32({3072, 768})}}, t, true),
+      first_step(kMatmul, {{"A", f32({4096, 768})}, {"B", f32({768, 768})}}, t, false),
+      first_step(conv(28, 1, 1, 0), {{"I", f32({1, 28, 28, 64})}, {"K", f32({1, 1, 64, 256})}}, t,
+                 false),
   };
   for (const auto &c : cases) {
     const ContractionNest &n = c.step.nest;
@@ -366,9 +368,6 @@ TEST(SplitBorders, PaddedMaxPoolAndFusedEpilogueMatchInterp) {
 }
 
 // ---- GEMM panels, tails, unit dims ------------------------------------------------------------
-
-const char *kMatmul =
-    "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
 
 TEST(PackedGemm, TailsAndUnitDimsMatchInterp) {
   for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{13, 9, 64},
