@@ -268,6 +268,12 @@ std::vector<cl_program> programs_for(ClDevice &d, const std::vector<KernelSource
   return out;
 }
 
+cl_event *timed_event(ClDevice &d) {
+  if (!d.timed_events) return nullptr;
+  d.timed_events->push_back(nullptr);
+  return &d.timed_events->back();
+}
+
 // Enqueues `kernel` over `launch`'s NDRange (nothing when a dimension is empty).
 void enqueue(ClDevice &d, cl_kernel kernel, const clike::GpuLaunch &launch,
              const std::string &name) {
@@ -280,7 +286,7 @@ void enqueue(ClDevice &d, cl_kernel kernel, const clike::GpuLaunch &launch,
     local[i] = static_cast<size_t>(launch.local[i]);
   }
   check(clEnqueueNDRangeKernel(d.queue, kernel, dims, nullptr, global,
-                               launch.driver_local ? nullptr : local, 0, nullptr, nullptr),
+                               launch.driver_local ? nullptr : local, 0, nullptr, timed_event(d)),
         d.name() + ": clEnqueueNDRangeKernel " + name);
 }
 

@@ -26,6 +26,9 @@ struct ClDevice {
   cl_device_id device = nullptr;
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
+  // While OpenCLBackend::time_on_device runs, `queue` is a queue with profiling on and each
+  // command enqueued adds its event here (timed_event); null otherwise.
+  std::vector<cl_event> *timed_events = nullptr;
   std::map<std::string, std::string> facts;
   bool fp64 = false, fp16 = false;
   std::mutex mutex;
@@ -51,6 +54,9 @@ compiler::Target target_of(const ClDevice &d);
 /// first source that does not build.
 std::vector<cl_program> programs_for(ClDevice &d, const std::vector<KernelSource> &sources,
                                      BinaryStore *binaries);
+/// Where the event of the command about to be enqueued goes while time_on_device collects them;
+/// null otherwise (no event).
+cl_event *timed_event(ClDevice &d);
 /// Enqueues `kernel` over `launch`'s NDRange (nothing when it is empty).
 void enqueue(ClDevice &d, cl_kernel kernel, const clike::GpuLaunch &launch,
              const std::string &name);

@@ -3,8 +3,12 @@
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "backends/opencl/ClContext.h"
 #include "backends/opencl/OpenCLSource.h"
@@ -142,12 +146,14 @@ class OpenCLBackend : public Backend {
 
   void fill(DeviceBuffer &b, uint8_t byte) override {
     cl_uchar pattern = byte;
-    check(clEnqueueFillBuffer(d_.queue, mem_of(b), &pattern, 1, 0, b.bytes(), 0, nullptr, nullptr),
+    check(clEnqueueFillBuffer(d_.queue, mem_of(b), &pattern, 1, 0, b.bytes(), 0, nullptr,
+                              opencl::timed_event(d_)),
           d_.name() + ": clEnqueueFillBuffer");
   }
   void copy(DeviceBuffer &from, DeviceBuffer &to, size_t bytes) override {
     if (bytes == 0) return;
-    check(clEnqueueCopyBuffer(d_.queue, mem_of(from), mem_of(to), 0, 0, bytes, 0, nullptr, nullptr),
+    check(clEnqueueCopyBuffer(d_.queue, mem_of(from), mem_of(to), 0, 0, bytes, 0, nullptr,
+                              opencl::timed_event(d_)),
           d_.name() + ": clEnqueueCopyBuffer");
   }
   // Blocking transfers on the in-order queue: they start after everything enqueued before them.
@@ -162,6 +168,37 @@ class OpenCLBackend : public Backend {
           d_.name() + ": clEnqueueReadBuffer");
   }
   void finish() override { check(clFinish(d_.queue), d_.name() + ": clFinish"); }
+  // The enqueued commands go to a second queue with profiling on (the main one has it off: the
+  // driver need not stamp every command of a run); their events' device clock spans the work.
+  std::optional<double> time_on_device(const std::function<void()> &enqueue) override {
+    if (!profiling_queue()) return std::nullopt;
+    finish();
+    std::vector<cl_event> events;
+    {
+      std::swap(d_.queue, profiling_);
+      d_.timed_events = &events;
+      struct Restore {
+        OpenCLBackend &b;
+        ~Restore() {
+          b.d_.timed_events = nullptr;
+          std::swap(b.d_.queue, b.profiling_);
+        }
+      } restore{*this};
+      enqueue();
+    }
+    cl_ulong start = 0, end = 0;
+    cl_int err = clFinish(profiling_);
+    if (err == CL_SUCCESS && !events.empty()) {
+      err = clGetEventProfilingInfo(events.front(), CL_PROFILING_COMMAND_START, sizeof start,
+                                    &start, nullptr);
+      if (err == CL_SUCCESS)
+        err = clGetEventProfilingInfo(events.back(), CL_PROFILING_COMMAND_END, sizeof end, &end,
+                                      nullptr);
+    }
+    for (cl_event e : events) clReleaseEvent(e);
+    check(err, d_.name() + ": the profiling events of a timed launch");
+    return end > start ? static_cast<double>(end - start) * 1e-9 : 0.0;
+  }
 
   std::unique_ptr<CompiledKernels> build(const std::vector<const compiler::Kernel *> &kernels,
                                          BinaryStore *binaries) override {
@@ -177,8 +214,21 @@ class OpenCLBackend : public Backend {
   }
 
  private:
+  /// The queue time_on_device enqueues on, made on first use; false where the driver refuses
+  /// profiling.
+  bool profiling_queue() {
+    if (profiling_) return true;
+    if (no_profiling_) return false;
+    cl_int err = CL_SUCCESS;
+    profiling_ = clCreateCommandQueue(d_.context, d_.device, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (err != CL_SUCCESS) profiling_ = nullptr, no_profiling_ = true;
+    return profiling_ != nullptr;
+  }
+
   ClDevice &d_;
   size_t align_ = 64;
+  cl_command_queue profiling_ = nullptr;
+  bool no_profiling_ = false;
 };
 
 }  // namespace

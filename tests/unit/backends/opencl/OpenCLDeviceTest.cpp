@@ -16,6 +16,7 @@
 #include "runtime/KernelBench.h"
 #include "runtime/KernelCache.h"
 #include "runtime/interp/Interpret.h"
+#include "tests/unit/backends/DeviceClock.h"
 #include "tests/unit/backends/EveryHelperKernel.h"
 #include "tests/unit/backends/GpuTestValues.h"
 #include "tile/Diagnostics.h"
@@ -167,6 +168,12 @@ TEST(OpenCLKernelBench, EveryHelperBuilds) {
       inputs.emplace_back(p.elements * tile::dtype_bits(p.dtype) / 8);
   auto result = tessera::make_kernel_bench(opencl_backend(0), nullptr)->measure(k, inputs, 0, 1);
   EXPECT_EQ(result.outputs.size(), outputs);
+}
+
+TEST(OpenCLDevice, TimesEnqueuedWorkOnItsOwnClock) {
+  REQUIRE_DEVICE();
+  if (!tessera::test::expect_device_clock_times_enqueued_work(opencl_backend(0)))
+    GTEST_SKIP() << "this OpenCL device has no profiling queue";
 }
 
 // Max pool, min and relu over vectors of floats (16 channels a vector on PoCL) are one helper
