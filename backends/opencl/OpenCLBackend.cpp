@@ -174,30 +174,36 @@ class OpenCLBackend : public Backend {
     if (!profiling_queue()) return std::nullopt;
     finish();
     std::vector<cl_event> events;
-    {
+    std::swap(d_.queue, profiling_);
+    d_.timed_events = &events;
+    // Back to the main queue once what was enqueued has finished (an error included), so that
+    // later commands run after it.
+    auto done = [&] {
+      d_.timed_events = nullptr;
       std::swap(d_.queue, profiling_);
-      d_.timed_events = &events;
-      struct Restore {
-        OpenCLBackend &b;
-        ~Restore() {
-          b.d_.timed_events = nullptr;
-          std::swap(b.d_.queue, b.profiling_);
-        }
-      } restore{*this};
-      enqueue();
-    }
-    cl_ulong start = 0, end = 0;
-    cl_int err = clFinish(profiling_);
-    if (err == CL_SUCCESS && !events.empty()) {
-      err = clGetEventProfilingInfo(events.front(), CL_PROFILING_COMMAND_START, sizeof start,
-                                    &start, nullptr);
-      if (err == CL_SUCCESS)
+      cl_int err = clFinish(profiling_);
+      cl_ulong start = 0, end = 0;
+      if (err == CL_SUCCESS && !events.empty())
+        err = clGetEventProfilingInfo(events.front(), CL_PROFILING_COMMAND_START, sizeof start,
+                                      &start, nullptr);
+      if (err == CL_SUCCESS && !events.empty())
         err = clGetEventProfilingInfo(events.back(), CL_PROFILING_COMMAND_END, sizeof end, &end,
                                       nullptr);
+      for (cl_event e : events) clReleaseEvent(e);
+      check(err, d_.name() + ": the profiling events of a timed launch");
+      return end > start ? static_cast<double>(end - start) * 1e-9 : 0.0;
+    };
+    try {
+      enqueue();
+    } catch (...) {
+      try {
+        done();
+      } catch (const tile::Error &) {
+        // The first error is the one to report.
+      }
+      throw;
     }
-    for (cl_event e : events) clReleaseEvent(e);
-    check(err, d_.name() + ": the profiling events of a timed launch");
-    return end > start ? static_cast<double>(end - start) * 1e-9 : 0.0;
+    return done();
   }
 
   std::unique_ptr<CompiledKernels> build(const std::vector<const compiler::Kernel *> &kernels,
