@@ -9,6 +9,7 @@
 
 #include "compiler/Finish.h"
 #include "compiler/tune/Canonical.h"
+#include "compiler/tune/SearchSpace.h"
 #include "runtime/Backend.h"
 #include "runtime/KernelBench.h"
 #include "runtime/KernelCache.h"
@@ -78,7 +79,8 @@ double tune_share_from_env() {
 CacheKey schedule_key(const compiler::PlannedStep &step, const compiler::Kernel &model,
                       const std::string &fingerprint) {
   return {compiler::tune::canonical_text(step.nest, model.params) +
-              "\n// cost model: " + step.model.to_json() + "\n",
+              "\n// cost model: " + step.model.to_json() +
+              "\n// search space: " + std::to_string(compiler::tune::kSearchSpaceVersion) + "\n",
           fingerprint, TESSERA_VERSION};
 }
 

@@ -20,11 +20,12 @@ struct CacheEntry;
 struct CacheKey;
 
 /// The kernel cache's key for step `step` (its cost-model kernel `model`) on device `fingerprint`:
-/// the kernel's canonical text and the cost model's schedule for it. A tuned schedule is kept
-/// against the schedule it beat: when the cost model proposes another (a newer build of the same
-/// version), the kernel is tuned again from the new proposal instead of keeping a winner over the
-/// old one that may lose to the new one (BERT's softmax reductions: 0.10 ms tuned, 0.03 ms as
-/// the cost model now schedules them).
+/// the kernel's canonical text, the cost model's schedule for it and the search space's version
+/// (SearchSpace.h). A tuned schedule is kept against the schedule it beat and the candidates it
+/// was chosen among: when a newer build of the same version proposes another schedule or searches
+/// others, the kernel is tuned again instead of keeping a winner that may lose to the new
+/// proposal (BERT's softmax reductions: 0.10 ms tuned, 0.03 ms as the cost model now schedules
+/// them) or that the new search leaves out on purpose (weights_outgrow_l2).
 CacheKey schedule_key(const compiler::PlannedStep &step, const compiler::Kernel &model,
                       const std::string &fingerprint);
 

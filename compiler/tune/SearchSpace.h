@@ -13,7 +13,14 @@ namespace tessera::compiler::tune {
 /// targets get gpu_candidates() (GpuSearchSpace.h). On CPUs: register
 /// tiles of every row count the register file allows (not only powers of two), 1-4 vectors wide,
 /// either tile loop outermost (only the activations first where they outgrow L2:
-/// activations_outgrow_l2); elementwise kernels: unroll factors.
+/// activations_outgrow_l2; only the vector tiles first where the weights do: weights_outgrow_l2);
+/// elementwise kernels: unroll factors.
 std::vector<Schedule> candidates(const ContractionNest &nest, const Target &target);
+
+/// The search space's version, part of the kernel cache's key (runtime/ScheduleSelector.h): bump
+/// it when candidates() offers other schedules, so that what an older build chose among other
+/// candidates is tuned again (hashing the candidates themselves would cost 15 ms a GPU kernel at
+/// every compile). 2: weights_outgrow_l2.
+inline constexpr int kSearchSpaceVersion = 2;
 
 }  // namespace tessera::compiler::tune

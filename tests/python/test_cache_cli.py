@@ -177,9 +177,12 @@ def test_the_default_file_follows_xdg_cache_home(tessera, tmp_path):
 ROW_MAX = "function (A[N, K, L]) -> (B) {\n  B[n, k : N, K] = >(A[n, k, l]);\n}\n"
 
 
-def test_a_schedule_tuned_against_another_cost_model_is_a_miss(tessera, tmp_path):
-    """The cache keys a tuned schedule by its kernel and the cost model's schedule it beat: what an
-    older build tuned against another proposal is not taken, so that tuning starts from the new one."""
+@pytest.mark.parametrize("line_of, other", [("cost model", json.dumps(OTHER_SCHEDULE)),
+                                             ("search space", "1")])
+def test_a_schedule_tuned_from_another_proposal_or_search_is_a_miss(tessera, tmp_path, line_of, other):
+    """The cache keys a tuned schedule by its kernel, the cost model's schedule it beat and the
+    search space's version: what an older build tuned against another proposal, or chose among
+    other candidates, is not taken, so that tuning starts again from the new ones."""
     prog = tmp_path / "max.tile"
     prog.write_text(ROW_MAX)
     spec = tmp_path / "max.json"
@@ -194,17 +197,24 @@ def test_a_schedule_tuned_against_another_cost_model_is_a_miss(tessera, tmp_path
         stats = json.loads((tmp_path / "stats.json").read_text())
         return stats["cache_hits"], stats["cache_misses"]
 
+    def imported(entry, name):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps(entry) + "\n")
+        cache_file = tmp_path / f"{name}.db"
+        tessera("cache", "import", path, env=dict(os.environ, TESSERA_CACHE=str(cache_file)))
+        return cache_file
+
     assert cache_counts(tuned) == (1, 0)
     exported = tmp_path / "tuned.jsonl"
     tessera("cache", "export", exported, env=dict(os.environ, TESSERA_CACHE=str(tuned)))
     entry = json.loads(exported.read_text())
-    kernel, marker, proposal = entry["kernel"].partition("\n// cost model: ")
-    assert marker and json.loads(proposal) != OTHER_SCHEDULE
-    # The same entry as a build whose cost model proposed OTHER_SCHEDULE would have stored it.
-    entry["kernel"] = kernel + marker + json.dumps(OTHER_SCHEDULE) + "\n"
+    assert cache_counts(imported(entry, "same")) == (1, 0)  # as it is, a hit
+    lines = entry["kernel"].splitlines(keepends=True)
+    marked = [i for i, text in enumerate(lines) if text.startswith(f"// {line_of}: ")]
+    assert len(marked) == 1, entry["kernel"]
+    assert lines[marked[0]] != f"// {line_of}: {other}\n"
+    # The same entry as a build that proposed OTHER_SCHEDULE, or searched version 1's space, stored it.
+    lines[marked[0]] = f"// {line_of}: {other}\n"
+    entry["kernel"] = "".join(lines)
     del entry["kernel_hash"]
-    older = tmp_path / "older.jsonl"
-    older.write_text(json.dumps(entry) + "\n")
-    other = tmp_path / "other.db"
-    tessera("cache", "import", older, env=dict(os.environ, TESSERA_CACHE=str(other)))
-    assert cache_counts(other) == (0, 1)
+    assert cache_counts(imported(entry, "older")) == (0, 1)
