@@ -174,16 +174,15 @@ class VkKernels : public CompiledKernels {
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
 };
 
-/// A Vulkan device as one in-order stream: fills, copies and dispatches are recorded into one
-/// command buffer, submitted when the host waits (a transfer or finish()).
+/// A Vulkan device as one in-order stream: fills, copies and dispatches are recorded into command
+/// buffers, each submitted when it holds a batch of dispatches or when the host waits (a transfer
+/// or finish()).
 class VulkanBackend : public Backend {
  public:
   explicit VulkanBackend(int index) : g_(vulkan::open_gpu(index)) {
     const auto &lim = g_.props.limits;
     align_ = std::max<size_t>(
         {64, lim.minStorageBufferOffsetAlignment, lim.minTexelBufferOffsetAlignment});
-    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    check(vkCreateFence(g_.device, &fi, nullptr, &fence_), g_.name() + ": vkCreateFence");
     // staged: every read goes through the staging buffer, as on a discrete GPU (the tests' way
     // to run that path on lavapipe, whose memory is all host-cached).
     const char *readback = std::getenv("TESSERA_VULKAN_READBACK");
@@ -193,6 +192,7 @@ class VulkanBackend : public Backend {
                         "'; expected auto (stage reads of memory the host reads uncached) or "
                         "staged (stage every read)");
     stage_every_read_ = mode == "staged";
+    submit_every_ = submit_every_from_env();
   }
 
   // A tensor lives in one heap and is bound whole as one storage buffer.
@@ -262,25 +262,37 @@ class VulkanBackend : public Backend {
     finish();
     if (bytes > 0) std::memcpy(host, (staging ? staging : &from)->mapped, bytes);
   }
+  /// Submits what is recorded and waits until the device has run everything submitted, and the
+  /// host sees what it wrote.
   void finish() override {
-    if (!open_) return;
-    barrier(open_, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
-    check(vkEndCommandBuffer(open_), g_.name() + ": vkEndCommandBuffer");
-    VkCommandBuffer done = open_;
-    open_ = VK_NULL_HANDLE;
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &done;
-    ++serial_;
-    {
-      std::lock_guard<std::recursive_mutex> lock(g_.mutex);  // the queue is shared
-      check(vkQueueSubmit(g_.queue, 1, &si, fence_), g_.name() + ": vkQueueSubmit");
+    if (open_) {
+      barrier(open_, VK_PIPELINE_STAGE_HOST_BIT,
+              VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+      submit();
     }
-    check(vkWaitForFences(g_.device, 1, &fence_, VK_TRUE, std::numeric_limits<uint64_t>::max()),
+    if (in_flight_.empty()) return;
+    // A fence signals once its batch and every batch submitted before it have run: the last one
+    // would do, but waiting for all is as cheap and leaves nothing to reason about.
+    std::vector<VkFence> fences;
+    for (const auto &f : in_flight_) fences.push_back(f.fence);
+    check(vkWaitForFences(g_.device, static_cast<uint32_t>(fences.size()), fences.data(), VK_TRUE,
+                          std::numeric_limits<uint64_t>::max()),
           g_.name() + ": vkWaitForFences");
-    check(vkResetFences(g_.device, 1, &fence_), g_.name() + ": vkResetFences");
-    check(vkResetCommandBuffer(done, 0), g_.name() + ": vkResetCommandBuffer");
-    spare_ = done;
+    check(vkResetFences(g_.device, static_cast<uint32_t>(fences.size()), fences.data()),
+          g_.name() + ": vkResetFences");
+    for (const auto &f : in_flight_) {
+      check(vkResetCommandBuffer(f.commands, 0), g_.name() + ": vkResetCommandBuffer");
+      spare_commands_.push_back(f.commands);
+      spare_fences_.push_back(f.fence);
+    }
+    in_flight_.clear();
+    completed_ = serial_ - 1;
+  }
+  /// Called after each dispatch recorded: a batch of `submit_every_` goes to the device without
+  /// waiting, so that it runs while the host records the next. Submitting only when the host
+  /// waits, a network's 300 dispatches started on the device once the last was recorded.
+  void dispatched() {
+    if (submit_every_ > 0 && ++dispatches_open_ >= submit_every_) submit();
   }
 
   // Two timestamps around the work, each written when everything before it has finished.
@@ -322,12 +334,14 @@ class VulkanBackend : public Backend {
     return out;
   }
 
-  /// The open command buffer, begun on first use; every command in it waits for the ones before.
+  /// The open command buffer, begun on first use; every command in it waits for the ones before,
+  /// those of earlier batches too (a barrier's first scope is everything earlier in submission
+  /// order on the queue).
   VkCommandBuffer commands() {
     if (!open_) {
-      if (spare_) {
-        open_ = spare_;
-        spare_ = VK_NULL_HANDLE;
+      if (!spare_commands_.empty()) {
+        open_ = spare_commands_.back();
+        spare_commands_.pop_back();
       } else {
         VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
         ai.commandPool = g_.pool;
@@ -346,11 +360,58 @@ class VulkanBackend : public Backend {
                 VK_ACCESS_TRANSFER_WRITE_BIT);
     return open_;
   }
-  /// Counts submitted command buffers: the open one is serial().
+  /// Counts command buffers: the open one (or the next) is serial(); every one up to
+  /// completed() has run.
   uint64_t serial() const { return serial_; }
+  uint64_t completed() const { return completed_; }
   Gpu &gpu() { return g_; }
 
  private:
+  struct Submitted {
+    VkCommandBuffer commands;
+    VkFence fence;
+  };
+
+  /// Dispatches per batch: TESSERA_VULKAN_SUBMIT_EVERY, 0 for one batch per wait of the host.
+  static int submit_every_from_env() {
+    const char *text = std::getenv("TESSERA_VULKAN_SUBMIT_EVERY");
+    if (!text || !*text) return kSubmitEvery;
+    char *end = nullptr;
+    long n = std::strtol(text, &end, 10);
+    if (*end || n < 0 || n > 1'000'000)
+      throw tile::Error(std::string("error: TESSERA_VULKAN_SUBMIT_EVERY is '") + text +
+                        "'; expected the dispatches per submission, 0 to 1000000 (0: submit "
+                        "only when the host waits)");
+    return static_cast<int>(n);
+  }
+
+  /// Ends the open command buffer and submits it without waiting.
+  void submit() {
+    if (!open_) return;
+    check(vkEndCommandBuffer(open_), g_.name() + ": vkEndCommandBuffer");
+    VkFence fence = VK_NULL_HANDLE;
+    if (!spare_fences_.empty()) {
+      fence = spare_fences_.back();
+      spare_fences_.pop_back();
+    } else {
+      VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+      check(vkCreateFence(g_.device, &fi, nullptr, &fence), g_.name() + ": vkCreateFence");
+    }
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &open_;
+    {
+      std::lock_guard<std::recursive_mutex> lock(g_.mutex);  // the queue is shared
+      VkResult r = vkQueueSubmit(g_.queue, 1, &si, fence);
+      if (r != VK_SUCCESS) spare_fences_.push_back(fence);
+      check(r, g_.name() + ": vkQueueSubmit");
+    }
+    in_flight_.push_back({open_, fence});
+    open_ = VK_NULL_HANDLE;
+    dispatches_open_ = 0;
+    ++serial_;
+  }
+
   // Everything before (compute, transfers, host writes) finishes and is visible to `dst_stage`.
   static void barrier(VkCommandBuffer cb, VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -392,9 +453,15 @@ class VulkanBackend : public Backend {
 
   Gpu &g_;
   size_t align_ = 64;
-  VkFence fence_ = VK_NULL_HANDLE;
-  VkCommandBuffer open_ = VK_NULL_HANDLE, spare_ = VK_NULL_HANDLE;
-  uint64_t serial_ = 1;
+  // A batch of 16 dispatches takes the H200 about 0.1-0.3 ms to run in a network (BERT's 319 in
+  // 7-12 ms), longer than submitting it costs the host.
+  static constexpr int kSubmitEvery = 16;
+  int submit_every_ = kSubmitEvery, dispatches_open_ = 0;
+  VkCommandBuffer open_ = VK_NULL_HANDLE;
+  std::vector<Submitted> in_flight_;
+  std::vector<VkCommandBuffer> spare_commands_;
+  std::vector<VkFence> spare_fences_;
+  uint64_t serial_ = 1, completed_ = 0;
   bool no_readback_ = false, stage_every_read_ = false;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   std::unique_ptr<VkBuf> readback_;  // last: destroyed first, while the queue's objects live
@@ -521,13 +588,13 @@ VkKernels::~VkKernels() {
   if (pool_) vkDestroyDescriptorPool(g_.device, pool_, nullptr);
 }
 
-// Writes the set of `d` for `args` when they differ from what it holds. A set that the open
-// command buffer uses cannot change until that has run.
+// Writes the set of `d` for `args` when they differ from what it holds. A set that recorded work
+// uses (open or submitted) cannot change until that has run.
 void VkKernels::bind(Dispatch &d, const std::vector<DeviceBuffer *> &args) {
   std::vector<uint64_t> ids;
   for (auto *a : args) ids.push_back(a->id());
   if (ids == d.bound) return;
-  if (d.recorded_in == backend_.serial()) backend_.finish();
+  if (d.recorded_in > backend_.completed()) backend_.finish();
   std::vector<VkDescriptorBufferInfo> infos(args.size());
   std::vector<VkBufferView> views(d.texel_params.size());
   std::vector<VkWriteDescriptorSet> writes(args.size() + views.size());
@@ -566,6 +633,7 @@ void VkKernels::launch(size_t index, const std::vector<DeviceBuffer *> &args) {
                           nullptr);
   vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
   d.recorded_in = backend_.serial();
+  backend_.dispatched();
 }
 
 }  // namespace
