@@ -102,6 +102,35 @@ void fill_compute_units(const ContractionNest &n, Schedule &s, const Target &tar
 
 }  // namespace
 
+int64_t reduction_split(const ContractionNest &n, const Target &target) {
+  size_t r = n.outputs();
+  if (wide_vector_target(target) || target.cpu_invocations || n.indices.size() <= r ||
+      n.agg == tile::AggOp::Assign || n.needs_written_flag() || n.empty)
+    return 0;
+  // One operand: the reductions of normalizations and softmax (a product's operands are reused
+  // across outputs, which its tiles exploit).
+  class Loads : public IRVisitor {
+   public:
+    int count = 0;
+    using IRVisitor::visit;
+    void visit(const Load *op) override {
+      ++count;
+      IRVisitor::visit(op);
+    }
+  } loads;
+  loads.visit_expr(n.value);
+  if (loads.count != 1) return 0;
+  int64_t outputs = 1;
+  for (size_t j = 0; j < r; ++j) outputs *= n.indices[j].extent;
+  int64_t units = std::max(1, target.cores);
+  if (outputs >= kItemsPerUnit * units) return 0;  // enough work-items without splitting
+  // The outermost reduction loop is split: at least 4 of its iterations per work-item, no fewer
+  // work-items than a subgroup (a warp) has lanes.
+  int64_t e = n.indices[r].extent, t = 1;
+  while (t * 2 <= std::min<int64_t>({256, target.max_workgroup_size, e / 4})) t *= 2;
+  return t >= std::max(32, target.subgroup_size) ? t : 0;
+}
+
 bool stageable(const ContractionNest &n) {
   return n.indices.size() == n.outputs() + 1 && n.guards.empty() && n.divisibility.empty() &&
          !n.needs_written_flag() && n.agg != tile::AggOp::Assign && !n.empty;
@@ -352,6 +381,11 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
       if (busiest(wg) * 10 <= busiest(s.workgroup[0]) * 9) s.workgroup[0] = wg;
   } else if (big_tile) {
     s.workgroup = {std::min<int64_t>(64, max_items), 1};
+  } else if (int64_t t = reduction_split(n, target)) {
+    for (size_t j = 0; j < r; ++j) s.tile_sizes[j] = 1;
+    s.workgroup = {t};
+    s.split_reduction = true;
+    return s;
   } else {
     s.workgroup = {std::min<int64_t>(16, max_items),
                    std::min<int64_t>(16, std::max<int64_t>(1, max_items / 16))};

@@ -66,11 +66,12 @@ std::vector<TileLoop> tile_chain(const ContractionNest &n, Stmt &s) {
   return chain;
 }
 
-// A full reduction (no output loop): work-items take every T-th iteration of the outermost
-// reduction loop into their own accumulator, write it to local memory, and after a barrier the
-// first work-item combines the T partial results and stores. Null when the body is not of the
-// form apply_schedule gives ({init; reduce loop; store} in one scalar accumulator) or the
-// aggregation has no combine (=).
+// One output element's reduction split over a work-group (a full reduction's, or each group's of a
+// split_reduction schedule): work-items take every T-th iteration of the outermost reduction loop
+// into their own accumulator, write it to local memory, and after a barrier the first work-item
+// combines the T partial results and stores. The work-item loop (dimension 0); null when the body
+// is not of the form apply_schedule gives ({init; reduce loop; store} in one scalar accumulator),
+// the loop is shorter than 2T, or the aggregation has no combine (=).
 Stmt split_reduction(const ContractionNest &n, const Stmt &body, int64_t threads) {
   auto *acc = as<Allocate>(body);
   if (!acc || acc->buffer != "acc" || acc->size != 1 || n.agg == tile::AggOp::Assign || threads < 2)
@@ -124,8 +125,7 @@ Stmt split_reduction(const ContractionNest &n, const Stmt &body, int64_t threads
   stmts.push_back(IfThenElse::make(bin(Op::EQ, item, imm(0)), Block::make(combine)));
   Stmt out = Allocate::make("acc", t, 1, false, Block::make(stmts));
   out = Allocate::make(part, t, T, true, out);
-  out = For::make(item_var(0), imm(0), imm(T), ForKind::GpuThread, out, 0);
-  return For::make(group_var(0), imm(0), imm(1), ForKind::GpuBlock, out, 0);
+  return For::make(item_var(0), imm(0), imm(T), ForKind::GpuThread, out, 0);
 }
 
 class LoadsOf : public IRVisitor {
@@ -281,6 +281,49 @@ std::optional<Stmt> stage_in_local_memory(const ContractionNest &n, const Schedu
   return body;
 }
 
+// A split_reduction schedule: every output tile loop (tiles of one element) becomes work-groups,
+// dimension 0 the innermost, the rest as map_to_gpu folds them; each group's work-items split its
+// element's reduction. Null where split_reduction does not apply to the body.
+std::optional<Stmt> split_per_output(const ContractionNest &n, const Stmt &body,
+                                     const std::vector<TileLoop> &loops,
+                                     const std::map<std::string, Expr> &fixed, int64_t threads) {
+  Stmt inner = simplify(substitute(Unroll().mutate(body), fixed));
+  Stmt split = split_reduction(n, inner, threads);
+  if (!split) return std::nullopt;
+  std::array<int64_t, 3> groups{1, 1, 1};
+  std::vector<std::pair<std::string, Expr>> defs;
+  int dims = 0;
+  for (int d = 0; d < 2 && d < static_cast<int>(loops.size()); ++d) {
+    const TileLoop &l = loops[loops.size() - 1 - d];
+    groups[d] = l.count;
+    defs.push_back({l.var, bin(Op::Add, imm(l.min), var(group_var(d)))});
+    dims = d + 1;
+  }
+  if (loops.size() > 2) {
+    int64_t stride = 1;
+    for (size_t m = loops.size() - 2; m-- > 0;) {
+      const TileLoop &l = loops[m];
+      defs.push_back(
+          {l.var, bin(Op::Add, imm(l.min),
+                      bin(Op::Mod, bin(Op::Div, var(group_var(2)), imm(stride)), imm(l.count)))});
+      stride *= l.count;
+    }
+    groups[2] = stride;
+    dims = 3;
+  }
+  // The work-item loop stays innermost of the mapped loops: the output coordinates are the group's.
+  auto *items = as<For>(split);
+  Stmt each = items->body;
+  for (auto it = defs.rbegin(); it != defs.rend(); ++it)
+    each = LetStmt::make(it->first, it->second, each);
+  Stmt out = For::make(items->var, items->min, items->extent, ForKind::GpuThread, each, 0);
+  for (int d = 1; d < dims; ++d)
+    out = For::make(item_var(d), imm(0), imm(1), ForKind::GpuThread, out, d);
+  for (int d = 0; d < dims; ++d)
+    out = For::make(group_var(d), imm(0), imm(groups[d]), ForKind::GpuBlock, out, d);
+  return simplify(out);
+}
+
 }  // namespace
 
 GpuLaunch gpu_launch(const ContractionNest &n, const Schedule &s) {
@@ -295,6 +338,12 @@ GpuLaunch gpu_launch(const ContractionNest &n, const Schedule &s) {
   }
   GpuLaunch l;
   for (int64_t c : counts) l.active *= c;
+  if (s.split_reduction && !s.workgroup.empty()) {  // a group per output, all of it busy
+    l.groups = l.active;
+    l.items[0] = std::max<int64_t>(1, s.workgroup[0]);
+    l.active *= l.items[0];
+    return l;
+  }
   for (size_t m = 0; m < counts.size(); ++m) {
     size_t d = counts.size() - 1 - m;  // the innermost loop is dimension 0
     int64_t c = counts[m];
@@ -327,9 +376,12 @@ Stmt map_to_gpu(const ContractionNest &n, const Schedule &s, const RegionBuilder
   };
   if (loops.empty()) {
     body = simplify(substitute(Unroll().mutate(body), fixed));
-    if (Stmt split = split_reduction(n, body, wg(0))) return simplify(split);
+    if (Stmt split = split_reduction(n, body, wg(0)))
+      return simplify(For::make(group_var(0), imm(0), imm(1), ForKind::GpuBlock, split, 0));
     return body;  // one work-item
   }
+  if (s.split_reduction)
+    if (auto split = split_per_output(n, body, loops, fixed, wg(0))) return *split;
   std::array<int64_t, 3> groups{1, 1, 1}, items{1, 1, 1};
   for (int d = 0; d < 2 && d < static_cast<int>(loops.size()); ++d) {
     const TileLoop &l = loops[loops.size() - 1 - d];

@@ -18,7 +18,8 @@ std::string Schedule::to_json() const {
   j["workgroup"] = workgroup;
   j["use_local_memory"] = use_local_memory;
   if (tiles_per_item != 1)
-    j["tiles_per_item"] = tiles_per_item;  // absent from schedules that do not use it
+    j["tiles_per_item"] = tiles_per_item;            // absent from schedules that do not use it
+  if (split_reduction) j["split_reduction"] = true;  // likewise
   return j.dump();
 }
 
@@ -36,6 +37,7 @@ Schedule Schedule::from_json(const std::string &json) {
     s.workgroup = j.value("workgroup", std::vector<int64_t>{});
     s.use_local_memory = j.value("use_local_memory", false);
     s.tiles_per_item = j.value("tiles_per_item", int64_t{1});
+    s.split_reduction = j.value("split_reduction", false);
     if (s.vector_width < 1 || s.unroll < 1 || s.parallel_loops < 0 || s.tiles_per_item < 1)
       throw tile::Error(
           "error: schedule JSON has a non-positive vector_width, unroll or tiles_per_item");

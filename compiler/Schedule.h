@@ -22,6 +22,9 @@ struct Schedule {
   /// GPU on wide-vector devices: consecutive row tiles each work-item computes after copying its
   /// vector tile's panel of the vector operand once (1: one register tile, no copy).
   int64_t tiles_per_item = 1;
+  /// GPU: each work-group computes one output element, its workgroup[0] work-items splitting the
+  /// outermost reduction loop and combining their partial results in local memory (GpuMapping.h).
+  bool split_reduction = false;
 
   bool operator==(const Schedule &) const = default;
   /// Stable JSON: keys in a fixed order, no whitespace variations.

@@ -37,6 +37,19 @@ std::vector<Schedule> gpu_candidates(const ContractionNest &n, const Target &tar
       }
     return out;
   }
+  if (reduction_split(n, target)) {
+    // A SIMT GPU may split each output's reduction over a work-group: how many work-items split
+    // it. The variants below tile the outputs instead.
+    for (int64_t t : {32, 64, 128, 256})
+      if (t <= target.max_workgroup_size && 2 * t <= n.indices[n.outputs()].extent) {
+        Schedule s = base;
+        for (size_t j = 0; j < n.outputs(); ++j) s.tile_sizes[j] = 1;
+        s.workgroup = {t};
+        s.split_reduction = true;
+        add(s);
+      }
+    base.split_reduction = false;
+  }
   int v = base.vector_index;
   int row = v == d0 ? d1 : d0;
   bool wide = wide_vector_target(target);

@@ -20,7 +20,7 @@ std::vector<Schedule> candidates(const ContractionNest &nest, const Target &targ
 /// The search space's version, part of the kernel cache's key (runtime/ScheduleSelector.h): bump
 /// it when candidates() offers other schedules, so that what an older build chose among other
 /// candidates is tuned again (hashing the candidates themselves would cost 15 ms a GPU kernel at
-/// every compile). 2: weights_outgrow_l2.
-inline constexpr int kSearchSpaceVersion = 2;
+/// every compile). 2: weights_outgrow_l2; 3: split reductions on SIMT GPUs (GpuSearchSpace.h).
+inline constexpr int kSearchSpaceVersion = 3;
 
 }  // namespace tessera::compiler::tune

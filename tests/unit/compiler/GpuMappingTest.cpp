@@ -117,7 +117,7 @@ TEST(GpuMapping, EveryCandidateOfTheSearchSpaceMatchesInterp) {
       ASSERT_FALSE(all.empty()) << c.name;
       // A spread of candidates (all of them is thousands of LoopEval runs).
       for (size_t i = 0; i < all.size(); i += std::max<size_t>(1, all.size() / 12)) {
-        if (all[i].use_local_memory) continue;  // barriers: see above
+        if (all[i].use_local_memory || all[i].split_reduction) continue;  // barriers: see above
         LowerOptions pick;
         pick.choose = [&](const ContractionNest &, const Kernel &, const Schedule &) {
           return all[i];
@@ -399,6 +399,84 @@ TEST(GpuMapping, SimtTilesOnlyWhereAnOperandIsReused) {
       schedule("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
                {{"A", {DType::Float32, {256, 32}}}, {"B", {DType::Float32, {32, 256}}}}),
       (std::vector<int64_t>{4, 4, 1}));
+}
+
+// A SIMT GPU splits a one-operand reduction with too few outputs for its compute units over a
+// work-group per output (BERT's layer norm sums: 128 rows of 768; softmax's: 12 x 128 rows of
+// 128); not a product, not where the outputs alone give 128 work-items a unit, not a wide target,
+// not a reduction too short for a warp's 4 iterations each. The kernel is a group per output with
+// a barrier tree, as gpu_launch counts it; the search space offers 32 to 256 work-items a group.
+TEST(GpuMapping, SimtSplitsReductionsOfFewOutputsOverAWorkGroup) {
+  Target gpu = simt_target();
+  gpu.cores = 132;
+  auto lowered = [&](const std::string &text, const std::map<std::string, tile::TensorType> &inputs,
+                     const Target &t) { return lower(bind_program(text, inputs), t); };
+  const std::string layer_norm_mean =
+      "function (X[B, N, K]) -> (M) { S[b, n, 0 : B, N, 1] = +(X[b, n, k]); M = div(S, 768.0); }";
+  auto mean = lowered(layer_norm_mean, {{"X", {DType::Float32, {1, 128, 768}}}}, gpu);
+  ASSERT_EQ(mean.steps.size(), 1u);
+  const Schedule &s = mean.steps[0].schedule;
+  EXPECT_TRUE(s.split_reduction) << s.to_json();
+  EXPECT_EQ(s.workgroup, (std::vector<int64_t>{128}));
+  EXPECT_NE(print_kernel(mean.steps[0].kernel).find("barrier"), std::string::npos)
+      << print_kernel(mean.steps[0].kernel);
+
+  const std::string softmax_max =
+      "function (X[B, H, M, N]) -> (R) { R[b, h, m, 0 : B, H, M, 1] = >(X[b, h, m, n]); }";
+  auto rows = lowered(softmax_max, {{"X", {DType::Float32, {1, 12, 128, 128}}}}, gpu);
+  EXPECT_TRUE(rows.steps.at(0).schedule.split_reduction);
+  EXPECT_EQ(rows.steps[0].schedule.workgroup, (std::vector<int64_t>{32}));
+
+  // Not split: a product; outputs enough (65536 rows); a wide target; a reduction of 64.
+  const std::string matmul =
+      "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+  EXPECT_FALSE(
+      lowered(matmul, {{"A", {DType::Float32, {4, 768}}}, {"B", {DType::Float32, {768, 8}}}}, gpu)
+          .steps.at(0)
+          .schedule.split_reduction);
+  EXPECT_FALSE(lowered(layer_norm_mean, {{"X", {DType::Float32, {1, 65536, 768}}}}, gpu)
+                   .steps.at(0)
+                   .schedule.split_reduction);
+  EXPECT_FALSE(lowered(layer_norm_mean, {{"X", {DType::Float32, {1, 128, 768}}}}, wide_target())
+                   .steps.at(0)
+                   .schedule.split_reduction);
+  EXPECT_FALSE(lowered(softmax_max, {{"X", {DType::Float32, {1, 12, 128, 64}}}}, gpu)
+                   .steps.at(0)
+                   .schedule.split_reduction);
+
+  // The launch, counted from the kernel's loops and by gpu_launch, for every split candidate.
+  class GpuLoops : public IRVisitor {
+   public:
+    int64_t groups = 1, items = 1;
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+      auto *extent = as<IntImm>(op->extent);
+      if (op->for_kind == ForKind::GpuBlock) groups *= extent->value;
+      if (op->for_kind == ForKind::GpuThread) items *= extent->value;
+      IRVisitor::visit(op);
+    }
+  };
+  auto bound = bind_program(layer_norm_mean, {{"X", {DType::Float32, {2, 5, 768}}}});
+  std::vector<std::pair<ContractionNest, Schedule>> split;
+  LowerOptions collect;
+  collect.choose = [&](const ContractionNest &nest, const Kernel &, const Schedule &model) {
+    for (const Schedule &c : tune::gpu_candidates(nest, gpu))
+      if (c.split_reduction) split.push_back({nest, c});
+    return model;
+  };
+  lower(bound, gpu, collect);
+  ASSERT_EQ(split.size(), 4u);  // 32, 64, 128 and 256 work-items
+  for (const auto &[nest, c] : split) {
+    LowerOptions pick;
+    pick.choose = [&](const ContractionNest &, const Kernel &, const Schedule &) { return c; };
+    GpuLoops loops;
+    loops.visit_stmt(lower(bound, gpu, pick).steps.at(0).kernel.body);
+    GpuLaunch launch = gpu_launch(nest, c);
+    EXPECT_EQ(launch.groups, 10);
+    EXPECT_EQ(loops.groups, 10) << c.to_json();
+    EXPECT_EQ(launch.items[0], c.workgroup[0]);
+    EXPECT_EQ(loops.items, c.workgroup[0]) << c.to_json();
+  }
 }
 
 }  // namespace

@@ -133,6 +133,42 @@ TEST(OpenCLKernelBench, FullReductionSplitAcrossAWorkGroup) {
   EXPECT_EQ(got, sum);
 }
 
+// The split reductions a SIMT GPU gets for few outputs (GpuCostModel's reduction_split: a
+// work-group per output, its work-items splitting the reduction, a barrier tree in local memory),
+// run here: 10 row sums of 300 with a fused epilogue, and 10 row maxima (every work-item's share of
+// a row is below the row's maximum but one).
+TEST(OpenCLKernelBench, ReductionsSplitPerOutputMatchHandComputation) {
+  REQUIRE_DEVICE();
+  compiler::Target simt = pocl_like();
+  simt.vector_bits = 32;
+  simt.cores = 1;
+  simt.max_workgroup_size = 256;
+  simt.local_memory_bytes = 32 << 10;
+  const int64_t rows = 10, n = 300;
+  auto x = values(rows * n, 4);
+  for (float &v : x) v -= 50;  // negative values: a maximum's identity matters
+  auto run = [&](const std::string &text) {
+    auto lowered = compiler::lower(
+        tile::bind(tile::parse_program(text), {{"X", {tile::DType::Float32, {2, 5, n}}}}), simt);
+    const Kernel &kernel = lowered.steps.at(0).kernel;
+    EXPECT_TRUE(lowered.steps[0].schedule.split_reduction) << lowered.steps[0].schedule.to_json();
+    EXPECT_NE(kernel_source(kernel).source.find("barrier(CLK_LOCAL_MEM_FENCE)"), std::string::npos);
+    auto result = tessera::make_kernel_bench(opencl_backend(0), nullptr)
+                      ->measure(kernel, {bytes_of(x)}, 0, 2);
+    std::vector<float> got(rows);
+    std::memcpy(got.data(), result.outputs.at(0).data(), rows * 4);
+    return got;
+  };
+  auto sums = run("function (X[A, B, K]) -> (M) { S[a, b : A, B] = +(X[a, b, k]); M = S * 0.5; }");
+  auto maxima = run("function (X[A, B, K]) -> (R) { R[a, b : A, B] = >(X[a, b, k]); }");
+  for (int64_t i = 0; i < rows; ++i) {
+    float sum = 0, max = -1e30f;
+    for (int64_t k = 0; k < n; ++k) sum += x[i * n + k], max = std::max(max, x[i * n + k]);
+    EXPECT_EQ(sums[i], sum * 0.5f) << "row " << i;
+    EXPECT_EQ(maxima[i], max) << "row " << i;
+  }
+}
+
 TEST(OpenCLKernelBench, BuildFailureShowsTheDriverLog) {
   REQUIRE_DEVICE();
   // A local variable named like a parameter: valid loop IR, but OpenCL C rejects the redefinition.
