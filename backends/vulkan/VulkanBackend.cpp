@@ -23,11 +23,13 @@ using vulkan::Gpu;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-/// Which memory a buffer takes: a tensor's (`memory_type`), or a staging buffer's for reading
-/// results back (`readback_memory_type`).
-enum class Memory { Tensor, Readback };
+/// Which memory a buffer takes: a tensor's where the device has memory enough that the host maps
+/// (`tensor_placement`), a tensor's in device-local memory the host does not map
+/// (TESSERA_VULKAN_MEMORY=device), or a staging buffer's for moving data between the two
+/// (`staging_memory_type`).
+enum class Memory { Tensor, DeviceTensor, Staging };
 
-/// A VkBuffer range in host-visible memory: a buffer of its own (mapped), or a view into one.
+/// A VkBuffer range: a buffer of its own, or a view into one; mapped where the host can map it.
 class VkBuf : public DeviceBuffer {
  public:
   VkBuf(Backend &backend, Gpu &g, size_t bytes, Memory memory = Memory::Tensor);
@@ -43,8 +45,8 @@ class VkBuf : public DeviceBuffer {
   Gpu &g;
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;
-  std::byte *mapped = nullptr;
-  bool host_cached = false;  // the host reads it through its caches
+  std::byte *mapped = nullptr;  // null: transfers go through a staging buffer
+  bool host_cached = false;     // the host reads it through its caches
 
  private:
   VkDeviceMemory memory_ = VK_NULL_HANDLE;  // owner only
@@ -54,32 +56,60 @@ class VkBuf : public DeviceBuffer {
 
 VkBuf &vk(DeviceBuffer &b) { return static_cast<VkBuf &>(b); }
 
-// Host-visible, coherent memory (device-local too where there is such: lavapipe, integrated GPUs).
-uint32_t memory_type(const Gpu &g, uint32_t bits) {
-  VkMemoryPropertyFlags want =
-      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  int fallback = -1;
-  for (uint32_t i = 0; i < g.memory.memoryTypeCount; ++i) {
-    if (!(bits & (1u << i)) || (g.memory.memoryTypes[i].propertyFlags & want) != want) continue;
-    if (g.memory.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) return i;
-    if (fallback < 0) fallback = static_cast<int>(i);
-  }
-  if (fallback < 0)
-    throw tile::Error("error: " + g.label() + " has no host-visible coherent memory");
-  return static_cast<uint32_t>(fallback);
+bool has(const Gpu &g, uint32_t type, VkMemoryPropertyFlags flags) {
+  return (g.memory.memoryTypes[type].propertyFlags & flags) == flags;
 }
 
-/// Host-visible, coherent memory that the host's caches serve, for results read back: a discrete
-/// GPU's device memory mapped through its BAR is uncached for the host, which reads it at PCIe
-/// round-trip speed (the H200's: 60 MB/s, 6.4 ms for BERT-base's 393 KB output). -1: none.
-int readback_memory_type(const Gpu &g, uint32_t bits) {
-  VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                               VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
-                               VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+/// The first memory type among `bits` with `flags`, -1 if none.
+int type_with(const Gpu &g, uint32_t bits, VkMemoryPropertyFlags flags) {
   for (uint32_t i = 0; i < g.memory.memoryTypeCount; ++i)
-    if ((bits & (1u << i)) && (g.memory.memoryTypes[i].propertyFlags & want) == want)
-      return static_cast<int>(i);
+    if ((bits & (1u << i)) && has(g, i, flags)) return static_cast<int>(i);
   return -1;
+}
+
+VkDeviceSize heap_of(const Gpu &g, int type) {
+  return g.memory.memoryHeaps[g.memory.memoryTypes[type].heapIndex].size;
+}
+
+struct Placement {
+  int type = -1;
+  bool map = true;
+};
+
+/// Where a tensor lives. Device-local memory the host maps, where its heap is at least half the
+/// largest device-local one: lavapipe's and integrated GPUs' memory, a discrete GPU's whole memory
+/// through a resizable BAR (the H200's), and then transfers are copies. A discrete GPU without one
+/// maps only 256 MB of its memory, which a network's weights outgrow (BERT-base's 440 MB): tensors
+/// then live in device-local memory the host does not map, and transfers go through a staging
+/// buffer. Host-visible memory of any kind where the device has no device-local memory.
+Placement tensor_placement(const Gpu &g, uint32_t bits, bool device_only) {
+  const VkMemoryPropertyFlags local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                              mappable = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  int device = -1;  // the device-local type of the largest heap, unmapped ones first
+  for (uint32_t i = 0; i < g.memory.memoryTypeCount; ++i)
+    if ((bits & (1u << i)) && has(g, i, local) &&
+        (device < 0 || heap_of(g, i) > heap_of(g, device) ||
+         (heap_of(g, i) == heap_of(g, device) && has(g, device, mappable) &&
+          !has(g, i, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))))
+      device = static_cast<int>(i);
+  if (device_only && device >= 0) return {device, false};
+  int both = type_with(g, bits, local | mappable);
+  if (both >= 0 && (device < 0 || 2 * heap_of(g, both) >= heap_of(g, device))) return {both, true};
+  if (device >= 0) return {device, has(g, device, mappable)};
+  int any = type_with(g, bits, mappable);
+  if (any < 0) throw tile::Error("error: " + g.label() + " has no memory a tensor can live in");
+  return {any, true};
+}
+
+/// Host-visible, coherent memory for staging transfers, cached by the host where there is such: a
+/// discrete GPU's device memory mapped through its BAR is uncached for the host, which reads it at
+/// PCIe round-trip speed (the H200's: 60 MB/s, 6.4 ms for BERT-base's 393 KB output). -1: none.
+int staging_memory_type(const Gpu &g, uint32_t bits) {
+  VkMemoryPropertyFlags coherent =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  int cached = type_with(g, bits, coherent | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  return cached >= 0 ? cached : type_with(g, bits, coherent);
 }
 
 VkBuf::VkBuf(Backend &backend, Gpu &gpu, size_t bytes, Memory memory)
@@ -96,17 +126,20 @@ VkBuf::VkBuf(Backend &backend, Gpu &gpu, size_t bytes, Memory memory)
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
   try {
-    int type = memory == Memory::Readback ? readback_memory_type(g, req.memoryTypeBits)
-                                          : static_cast<int>(memory_type(g, req.memoryTypeBits));
-    if (type < 0) throw tile::Error("error: " + g.label() + " has no host-cached memory");
-    ai.memoryTypeIndex = static_cast<uint32_t>(type);
-    host_cached = g.memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    Placement place = memory == Memory::Staging
+                          ? Placement{staging_memory_type(g, req.memoryTypeBits), true}
+                          : tensor_placement(g, req.memoryTypeBits, memory == Memory::DeviceTensor);
+    if (place.type < 0) throw tile::Error("error: " + g.label() + " has no host-visible memory");
+    ai.memoryTypeIndex = static_cast<uint32_t>(place.type);
     check(vkAllocateMemory(g.device, &ai, nullptr, &memory_),
           g.name() + ": vkAllocateMemory of " + std::to_string(req.size) + " bytes");
     check(vkBindBufferMemory(g.device, buffer, memory_, 0), g.name() + ": vkBindBufferMemory");
-    void *p = nullptr;
-    check(vkMapMemory(g.device, memory_, 0, VK_WHOLE_SIZE, 0, &p), g.name() + ": vkMapMemory");
-    mapped = static_cast<std::byte *>(p);
+    if (place.map) {
+      void *p = nullptr;
+      check(vkMapMemory(g.device, memory_, 0, VK_WHOLE_SIZE, 0, &p), g.name() + ": vkMapMemory");
+      mapped = static_cast<std::byte *>(p);
+      host_cached = has(g, place.type, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    }
   } catch (...) {
     if (memory_) vkFreeMemory(g.device, memory_, nullptr);
     vkDestroyBuffer(g.device, buffer, nullptr);
@@ -119,7 +152,7 @@ VkBuf::VkBuf(Backend &backend, std::shared_ptr<DeviceBuffer> parent, size_t off,
   VkBuf &p = vk(*parent_);
   buffer = p.buffer;
   offset = p.offset + off;
-  mapped = p.mapped + off;
+  mapped = p.mapped ? p.mapped + off : nullptr;
   host_cached = p.host_cached;
 }
 
@@ -192,6 +225,23 @@ class VulkanBackend : public Backend {
                         "'; expected auto (stage reads of memory the host reads uncached) or "
                         "staged (stage every read)");
     stage_every_read_ = mode == "staged";
+    // device: tensors in device-local memory the host does not map, as on a discrete GPU without a
+    // resizable BAR (the tests' way to run the staged transfers on lavapipe).
+    const char *memory = std::getenv("TESSERA_VULKAN_MEMORY");
+    std::string where = memory ? memory : "";
+    if (!where.empty() && where != "auto" && where != "device")
+      throw tile::Error("error: TESSERA_VULKAN_MEMORY is '" + where +
+                        "'; expected auto (tensors in memory the host maps where the device has "
+                        "enough of it) or device (tensors in device-local memory, transfers "
+                        "staged)");
+    tensor_memory_ = where == "device" ? Memory::DeviceTensor : Memory::Tensor;
+    // Told in the description, not the facts: the facts are the kernel cache's device fingerprint,
+    // and where tensors live changes no kernel.
+    Placement place = tensor_placement(g_, ~0u, tensor_memory_ == Memory::DeviceTensor);
+    memory_note_ =
+        std::string("; tensors in ") +
+        (has(g_, place.type, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) ? "device-local" : "host") +
+        (place.map ? " memory, mapped" : " memory, transfers staged");
     submit_every_ = submit_every_from_env();
   }
 
@@ -200,7 +250,7 @@ class VulkanBackend : public Backend {
     VkDeviceSize heap = 0;
     for (uint32_t i = 0; i < g_.memory.memoryHeapCount; ++i)
       heap = std::max(heap, g_.memory.memoryHeaps[i].size);
-    return {g_.name(), "vulkan", vulkan_device_description(g_.index), g_.facts,
+    return {g_.name(), "vulkan", vulkan_device_description(g_.index) + memory_note_, g_.facts,
             static_cast<int64_t>(
                 std::min<VkDeviceSize>({heap, g_.props.limits.maxStorageBufferRange, INT64_MAX}))};
   }
@@ -226,7 +276,7 @@ class VulkanBackend : public Backend {
   }
 
   std::shared_ptr<DeviceBuffer> allocate(size_t bytes) override {
-    return std::make_shared<VkBuf>(*this, g_, bytes);
+    return std::make_shared<VkBuf>(*this, g_, bytes, tensor_memory_);
   }
   std::shared_ptr<DeviceBuffer> view(const std::shared_ptr<DeviceBuffer> &parent, size_t offset,
                                      size_t bytes) override {
@@ -245,22 +295,35 @@ class VulkanBackend : public Backend {
     VkBufferCopy region{vk(from).offset, vk(to).offset, bytes};
     vkCmdCopyBuffer(commands(), vk(from).buffer, vk(to).buffer, 1, &region);
   }
-  // Memory is mapped: once the queue is idle, transfers are copies. A buffer the host would read
-  // uncached is first copied by the device into a host-cached staging buffer.
+  // Where memory is mapped, transfers are copies once the queue is idle. Else, and where the host
+  // would read it uncached, the device copies between it and a host-cached staging buffer.
   void write(DeviceBuffer &b, const void *host, size_t bytes) override {
     finish();
-    if (bytes > 0) std::memcpy(vk(b).mapped, host, bytes);
+    if (bytes == 0) return;
+    VkBuf &to = vk(b);
+    if (to.mapped) {
+      std::memcpy(to.mapped, host, bytes);
+      return;
+    }
+    VkBuf &from = staging(bytes);
+    std::memcpy(from.mapped, host, bytes);
+    VkBufferCopy region{0, to.offset, bytes};
+    vkCmdCopyBuffer(commands(), from.buffer, to.buffer, 1, &region);
+    finish();  // the staging buffer is free again
   }
   void read(DeviceBuffer &b, void *host, size_t bytes) override {
     VkBuf &from = vk(b);
-    VkBuf *staging =
-        bytes > 0 && (!from.host_cached || stage_every_read_) ? readback(bytes) : nullptr;
-    if (staging) {
-      VkBufferCopy region{from.offset, 0, bytes};
-      vkCmdCopyBuffer(commands(), from.buffer, staging->buffer, 1, &region);
+    if (bytes == 0) return finish();
+    if (from.mapped && from.host_cached && !stage_every_read_) {
+      finish();
+      std::memcpy(host, from.mapped, bytes);
+      return;
     }
+    VkBuf &to = staging(bytes);
+    VkBufferCopy region{from.offset, 0, bytes};
+    vkCmdCopyBuffer(commands(), from.buffer, to.buffer, 1, &region);
     finish();
-    if (bytes > 0) std::memcpy(host, (staging ? staging : &from)->mapped, bytes);
+    std::memcpy(host, to.mapped, bytes);
   }
   /// Submits what is recorded and waits until the device has run everything submitted, and the
   /// host sees what it wrote.
@@ -436,19 +499,15 @@ class VulkanBackend : public Backend {
     return true;
   }
 
-  /// The staging buffer for reading `bytes` back, grown on demand; null where the device has no
-  /// host-cached memory (reads then stay direct).
-  VkBuf *readback(size_t bytes) {
-    if (readback_ && readback_->bytes() >= bytes) return readback_.get();
-    if (no_readback_) return nullptr;
+  /// The staging buffer for a transfer of `bytes`, grown on demand (to twice what was asked, so
+  /// that growing outputs do not reallocate it every run).
+  VkBuf &staging(size_t bytes) {
+    if (staging_ && staging_->bytes() >= bytes) return *staging_;
     finish();  // the old staging buffer may be in recorded work
-    readback_.reset();
-    try {
-      readback_ = std::make_unique<VkBuf>(*this, g_, bytes, Memory::Readback);
-    } catch (const tile::Error &) {
-      no_readback_ = true;
-    }
-    return readback_.get();
+    size_t size = std::max(bytes, staging_ ? 2 * staging_->bytes() : bytes);
+    staging_.reset();
+    staging_ = std::make_unique<VkBuf>(*this, g_, size, Memory::Staging);
+    return *staging_;
   }
 
   Gpu &g_;
@@ -462,9 +521,11 @@ class VulkanBackend : public Backend {
   std::vector<VkCommandBuffer> spare_commands_;
   std::vector<VkFence> spare_fences_;
   uint64_t serial_ = 1, completed_ = 0;
-  bool no_readback_ = false, stage_every_read_ = false;
+  bool stage_every_read_ = false;
+  Memory tensor_memory_ = Memory::Tensor;
+  std::string memory_note_;
   VkQueryPool queries_ = VK_NULL_HANDLE;
-  std::unique_ptr<VkBuf> readback_;  // last: destroyed first, while the queue's objects live
+  std::unique_ptr<VkBuf> staging_;  // last: destroyed first, while the queue's objects live
 };
 
 // Recorded work may still use the buffer: it runs first (nothing runs when nothing is recorded).
