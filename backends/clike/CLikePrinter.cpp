@@ -584,7 +584,15 @@ std::string CLikePrinter::vec(const Expr &e) {
           return "(" + one + " / (" + one + " + " + dialect_.math("exp", t, {"(-" + v[0] + ")"}) +
                  "))";
         }
-        default: return dialect_.math(std::string(tile::intrinsic_name(c->op)), t, v);
+        default: {
+          // A math function the dialect computes by a helper on whole vectors (OpenCL's erf).
+          std::string name(tile::intrinsic_name(c->op));
+          std::string helper = dialect_.vector_helper(name, t, e->type.lanes, true);
+          if (helper.empty()) return dialect_.math(name, t, v);
+          std::string args = v[0];
+          for (size_t i = 1; i < v.size(); ++i) args += ", " + v[i];
+          return helper + "(" + args + ")";
+        }
       }
     }
     case compiler::ExprKind::Cast:

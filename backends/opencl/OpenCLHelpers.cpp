@@ -82,6 +82,17 @@ static inline $T $NAME($T a, $T b) {
 }
 )cl"},
 
+    // Abramowitz & Stegun 7.1.26 (absolute error 1.5e-7; 4.2e-7 evaluated in float32), as GLSL's:
+    // one exp and a division, on floatN too. PoCL's built-in erf took 5-8x its exp on 128x3072
+    // floats (0.86 ms over a plain add's 0.12), a third of BERT-base's FFN up-projection with gelu.
+    {"erf", kFloat, {}, R"cl(
+static inline $T $NAME($T a) {
+  $T x = fabs(a), t = 1.0f / (1.0f + 0.3275911f * x);
+  $T y = 1.0f - (((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t) * exp(-x * x);
+  return a < 0.0f ? -y : y;
+}
+)cl"},
+
     // NaN propagates (numpy maximum/minimum).
     {"fmax_nan", kFloats, {}, R"cl(
 static inline $T $NAME($T a, $T b) {

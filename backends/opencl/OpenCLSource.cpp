@@ -80,12 +80,20 @@ class OpenCLDialect : public clike::Dialect {
   std::string helper(const std::string &name, DType dtype) override {
     return helpers_.use(name, dtype);
   }
+  // float32 erf by the helper (vector_helper says why); float64 keeps the built-in's precision.
+  std::string math(const std::string &name, DType dtype,
+                   const std::vector<std::string> &args) override {
+    if (name == "erf" && dtype == DType::Float32)
+      return helpers_.use(name, dtype) + "(" + args[0] + ")";
+    return clike::Dialect::math(name, dtype, args);
+  }
   std::string helper_definitions() const override { return helpers_.text(); }
   // OpenCL C applies ||, !, comparisons and ?: to vectors component by component, so the
   // NaN-propagating max and min and relu are the scalar definitions on floatN (a max pool's
   // accumulator, a convolution's relu epilogue: one vector operation, not 16 calls).
   std::string vector_helper(const std::string &name, DType dtype, int lanes, bool define) override {
-    bool known = name == "fmax_nan" || name == "fmin_nan" || name == "relu";
+    bool known = name == "fmax_nan" || name == "fmin_nan" || name == "relu" ||
+                 (name == "erf" && dtype == DType::Float32);
     if (!known || !tile::is_float(dtype) || vector_type(dtype, lanes).empty()) return "";
     return define ? helpers_.use_vector(name, dtype, lanes) : name;
   }

@@ -253,6 +253,52 @@ TEST(OpenCLDevice, VectorMaxMinAndReluKeepNaNAsInterpDoes) {
     }
 }
 
+// float32 erf is a helper (Abramowitz & Stegun 7.1.26, as GLSL's), on whole vectors where the
+// device has them: within 5e-7 of the true erf from -6 to 6 (the formula's 1.5e-7 and float32's
+// rounding: numpy's float32 evaluation of it is off by up to 4.2e-7 there), odd, exact at 0, +-1 at
+// the infinities and NaN at NaN; float64 keeps OpenCL's built-in.
+TEST(OpenCLDevice, Float32ErfIsAVectorHelperWithinItsBound) {
+  REQUIRE_DEVICE();
+  auto bound = tile::bind(tile::parse_program("function (X[N]) -> (Y) { Y = erf(X); }"),
+                          {{"X", {tile::DType::Float32, {4096}}}});
+  HostTensor in({tile::DType::Float32, {4096}});
+  for (int64_t e = 0; e < in.elements(); ++e)
+    in.set_double(e, e == 0   ? 0.0
+                     : e == 1 ? INFINITY
+                     : e == 2 ? -INFINITY
+                     : e == 3 ? std::nan("")
+                              : -6 + 12.0 * e / 4096);
+  compiler::Target target = opencl_backend(0).target();
+  std::string source = kernel_source(compiler::lower(bound, target).steps.at(0).kernel).source;
+  EXPECT_NE(source.find("tsr_erf_float"), std::string::npos) << source;
+  if (compiler::wide_vector_target(target)) {
+    EXPECT_NE(source.find("tsr_erf_float16("), std::string::npos) << source;
+  }
+  CompileOptions options;
+  options.policy = TunePolicy::Off;
+  auto got = Device(opencl_backend(0)).compile(bound, options)->run({{"X", in}}).at("Y");
+  EXPECT_EQ(got.get_double(0), 0.0);
+  EXPECT_EQ(got.get_double(1), 1.0);
+  EXPECT_EQ(got.get_double(2), -1.0);
+  EXPECT_TRUE(std::isnan(got.get_double(3)));
+  for (int64_t e = 4; e < in.elements(); ++e) {
+    double x = in.get_double(e);
+    ASSERT_NEAR(got.get_double(e), std::erf(x), 5e-7) << "erf(" << x << ")";
+    int64_t mirror = 4096 - e;  // -x, where it is in the tensor
+    if (mirror >= 4) {
+      ASSERT_EQ(got.get_double(mirror), -got.get_double(e)) << "erf(" << x << ")";
+    }
+  }
+
+  auto wide = tile::bind(tile::parse_program("function (X[N]) -> (Y) { Y = erf(X); }"),
+                         {{"X", {tile::DType::Float64, {64}}}});
+  if (Device(opencl_backend(0)).info().facts.at("fp64") == "yes") {
+    EXPECT_EQ(
+        kernel_source(compiler::lower(wide, target).steps.at(0).kernel).source.find("tsr_erf"),
+        std::string::npos);
+  }
+}
+
 TEST(OpenCLDevice, ProgramBinariesAreReusedAndABadOneIsRebuilt) {
   REQUIRE_DEVICE();
   auto dir = std::filesystem::temp_directory_path() /
