@@ -4,6 +4,8 @@
 #include <optional>
 #include <set>
 
+#include "compiler/GpuCostModel.h"
+#include "compiler/RowReductions.h"
 #include "compiler/Subsample.h"
 
 #include "runtime/Backend.h"
@@ -89,6 +91,13 @@ void check_fits(const tile::BoundProgram &program, const DeviceInfo &device) {
           tile::too_large_message(s.output, s.type, device.name, device.max_tensor_bytes));
 }
 
+// The lanes of a wide-vector target's float32 vectors, which row reductions split by; 1 (none) on
+// SIMT GPUs and lavapipe, whose reductions get a work-group each or stay scalar per invocation.
+int row_lanes(const compiler::Target &target) {
+  return compiler::wide_vector_target(target) || target.backend == "llvm" ? target.vector_bits / 32
+                                                                          : 1;
+}
+
 // The program a device runs: the given one with its constants folded (CompileOptions::constants)
 // and computing only the positions its readers read (compiler/Subsample.h). interp runs programs
 // as written, constants aside: it is the reference the others are checked against.
@@ -101,7 +110,10 @@ struct DeviceProgram {
                 const CompileOptions &options) {
     if (!options.constants.empty()) folded = fold_constants(given, options.constants);
     const tile::BoundProgram &whole = folded ? folded->program : given;
-    program = backend.runs_kernels() ? compiler::subsample_strided_reads(whole) : whole;
+    program = backend.runs_kernels()
+                  ? compiler::split_row_reductions(compiler::subsample_strided_reads(whole),
+                                                   row_lanes(backend.target()))
+                  : whole;
     if (folded)
       for (const auto &[name, value] : folded->constants) constant_inputs.insert(name);
   }
