@@ -66,6 +66,21 @@ std::vector<TileLoop> tile_chain(const ContractionNest &n, Stmt &s) {
   return chain;
 }
 
+// Output loops beyond the innermost two (outermost first) fold into GPU dimension 2: each takes
+// its coordinate from group id 2. Their definitions join `defs`; the groups along dimension 2.
+int64_t fold_into_dimension_2(const std::vector<TileLoop> &loops,
+                              std::vector<std::pair<std::string, Expr>> &defs) {
+  int64_t stride = 1;
+  for (size_t m = loops.size() - 2; m-- > 0;) {
+    const TileLoop &l = loops[m];
+    defs.push_back(
+        {l.var, bin(Op::Add, imm(l.min),
+                    bin(Op::Mod, bin(Op::Div, var(group_var(2)), imm(stride)), imm(l.count)))});
+    stride *= l.count;
+  }
+  return stride;
+}
+
 // One output element's reduction split over a work-group (a full reduction's, or each group's of a
 // split_reduction schedule): work-items take every T-th iteration of the outermost reduction loop
 // into their own accumulator, write it to local memory, and after a barrier the first work-item
@@ -300,15 +315,7 @@ std::optional<Stmt> split_per_output(const ContractionNest &n, const Stmt &body,
     dims = d + 1;
   }
   if (loops.size() > 2) {
-    int64_t stride = 1;
-    for (size_t m = loops.size() - 2; m-- > 0;) {
-      const TileLoop &l = loops[m];
-      defs.push_back(
-          {l.var, bin(Op::Add, imm(l.min),
-                      bin(Op::Mod, bin(Op::Div, var(group_var(2)), imm(stride)), imm(l.count)))});
-      stride *= l.count;
-    }
-    groups[2] = stride;
+    groups[2] = fold_into_dimension_2(loops, defs);
     dims = 3;
   }
   // The work-item loop stays innermost of the mapped loops: the output coordinates are the group's.
@@ -409,15 +416,7 @@ Stmt map_to_gpu(const ContractionNest &n, const Schedule &s, const RegionBuilder
     dims = d + 1;
   }
   if (loops.size() > 2) {
-    int64_t stride = 1;
-    for (size_t m = loops.size() - 2; m-- > 0;) {
-      const TileLoop &l = loops[m];
-      defs.push_back(
-          {l.var, bin(Op::Add, imm(l.min),
-                      bin(Op::Mod, bin(Op::Div, var(group_var(2)), imm(stride)), imm(l.count)))});
-      stride *= l.count;
-    }
-    groups[2] = stride;
+    groups[2] = fold_into_dimension_2(loops, defs);
     dims = 3;
   }
   if (in_range) body = IfThenElse::make(in_range, body);

@@ -3,13 +3,12 @@
 // loads are dense vectors on a 16-lane target, and every device against interp on the original.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "backends/Registry.h"
 #include "compiler/IRPrinter.h"
 #include "compiler/Lower.h"
 #include "compiler/RowReductions.h"
 #include "runtime/interp/Interpret.h"
+#include "tests/unit/compiler/RandomInputs.h"
 #include "tile/Parser.h"
 
 namespace tessera {
@@ -20,18 +19,6 @@ using tile::TensorType;
 
 tile::BoundProgram bound(const std::string &source, const std::vector<int64_t> &shape) {
   return tile::bind(tile::parse_program(source), {{"X", {DType::Float32, shape}}});
-}
-
-TensorMap random_inputs(const tile::BoundProgram &p, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-4, 4);
-  TensorMap out;
-  for (const auto &[name, type] : p.inputs) {
-    HostTensor t(type);
-    for (int64_t i = 0; i < t.elements(); ++i) t.set_double(i, u(rng));
-    out[name] = std::move(t);
-  }
-  return out;
 }
 
 void expect_near(const TensorMap &want, const TensorMap &got, const tile::BoundProgram &p,
@@ -76,14 +63,14 @@ TEST(RowReductions, SoftmaxAndLayerNormReductionsSplitInTwoStages) {
       const auto &c = s.contraction();
       EXPECT_EQ(c.inputs[0].dims.back().str(c.indices), "n_lane + 16*n_chunk");
     }
-  TensorMap in = random_inputs(softmax, 3);
+  TensorMap in = test::random_inputs(softmax, 3, -4, 4);
   expect_near(interpret(softmax, in), interpret(split, in), softmax, "softmax");
 
   auto mean = bound(kMean, {2, 7, 768});
   auto split_mean = compiler::split_row_reductions(mean, 8);
   EXPECT_EQ(outputs_of(split_mean),
             (std::vector<std::string>{"S_lanes", "S", "Y", "L_lanes", "L"}));
-  in = random_inputs(mean, 4);
+  in = test::random_inputs(mean, 4, -4, 4);
   expect_near(interpret(mean, in), interpret(split_mean, in), mean, "mean and minimum");
 }
 
@@ -97,9 +84,9 @@ TEST(RowReductions, OnlyOneOperandReductionsAlongWholeRowsOfVectorsSplit) {
   };
   const std::string rows = "function (X[M, N]) -> (S) { S[m : M] = +(X[m, n]); }";
   EXPECT_FALSE(unchanged(rows, {4, 64}, 16));
-  EXPECT_TRUE(unchanged(rows, {4, 48}, 16));   // 3 vectors
-  EXPECT_TRUE(unchanged(rows, {4, 72}, 16));   // not whole vectors
-  EXPECT_TRUE(unchanged(rows, {4, 64}, 1));    // no vectors
+  EXPECT_TRUE(unchanged(rows, {4, 48}, 16));  // 3 vectors
+  EXPECT_TRUE(unchanged(rows, {4, 72}, 16));  // not whole vectors
+  EXPECT_TRUE(unchanged(rows, {4, 64}, 1));   // no vectors
   EXPECT_TRUE(unchanged(rows, {4, 64}, 16, DType::Float64));
   EXPECT_TRUE(unchanged("function (X[M, N]) -> (S) { S[n : N] = +(X[m, n]); }", {64, 64}, 16));
   EXPECT_TRUE(unchanged("function (X[M, N]) -> (S) { S[] = +(X[m, n]); }", {64, 64}, 16));
@@ -129,7 +116,7 @@ TEST(RowReductions, EveryDeviceRunsSplitReductionsAsInterpRunsTheOriginal) {
   for (const auto &[text, shape] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
            {kSoftmax, {1, 2, 9, 128}}, {kMean, {1, 5, 768}}}) {
     auto p = bound(text, shape);
-    const TensorMap in = random_inputs(p, 7);
+    const TensorMap in = test::random_inputs(p, 7, -4, 4);
     const TensorMap want = interpret(p, in);
     DeviceRegistry registry = builtin_devices();
     for (const auto &device : registry.names()) {

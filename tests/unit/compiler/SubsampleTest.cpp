@@ -3,12 +3,12 @@
 // interp on the original).
 #include <gtest/gtest.h>
 
-#include <random>
 
 #include "autodiff/Gradient.h"
 #include "backends/Registry.h"
 #include "compiler/Subsample.h"
 #include "runtime/interp/Interpret.h"
+#include "tests/unit/compiler/RandomInputs.h"
 #include "tile/Parser.h"
 
 namespace tessera {
@@ -22,18 +22,6 @@ TensorType f32(std::vector<int64_t> shape) { return {DType::Float32, std::move(s
 tile::BoundProgram bound(const std::string &source,
                          const std::map<std::string, TensorType> &types) {
   return tile::bind(tile::parse_program(source), types);
-}
-
-TensorMap random_inputs(const tile::BoundProgram &p, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  TensorMap out;
-  for (const auto &[name, type] : p.inputs) {
-    HostTensor t(type);
-    for (int64_t i = 0; i < t.elements(); ++i) t.set_double(i, u(rng));
-    out[name] = std::move(t);
-  }
-  return out;
 }
 
 std::map<std::string, std::vector<int64_t>> shapes(const tile::BoundProgram &p) {
@@ -62,7 +50,7 @@ std::vector<std::string> order(const tile::BoundProgram &p) {
 
 void expect_same_outputs(const tile::BoundProgram &original, const tile::BoundProgram &changed,
                          unsigned seed = 1) {
-  const TensorMap in = random_inputs(original, seed);
+  const TensorMap in = test::random_inputs(original, seed);
   const TensorMap want = interpret(original, in), got = interpret(changed, in);
   for (const auto &[name, type] : original.outputs) {
     const HostTensor &a = want.at(name), &b = got.at(name);
@@ -120,7 +108,7 @@ TEST(Subsample, StageEndComputesOnlyTheEvenPixels) {
 
 // Every device runs `p` (subsampling it) as interp runs `p` as written.
 void expect_devices_match_interp(const tile::BoundProgram &p, unsigned seed) {
-  const TensorMap in = random_inputs(p, seed);
+  const TensorMap in = test::random_inputs(p, seed);
   const TensorMap want = interpret(p, in);
   DeviceRegistry registry = builtin_devices();
   for (const auto &device : registry.names()) {
