@@ -104,8 +104,10 @@ void fill_compute_units(const ContractionNest &n, Schedule &s, const Target &tar
 
 int64_t reduction_split(const ContractionNest &n, const Target &target) {
   size_t r = n.outputs();
+  // Guards would make the reduction loop's bounds expressions, which GpuMapping cannot split.
   if (wide_vector_target(target) || target.cpu_invocations || n.indices.size() <= r ||
-      n.agg == tile::AggOp::Assign || n.needs_written_flag() || n.empty)
+      n.agg == tile::AggOp::Assign || n.needs_written_flag() || n.empty || !n.guards.empty() ||
+      !n.divisibility.empty())
     return 0;
   // One operand: the reductions of normalizations and softmax (a product's operands are reused
   // across outputs, which its tiles exploit).
