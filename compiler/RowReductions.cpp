@@ -42,8 +42,7 @@ std::string fresh(const std::string &base, const std::set<std::string> &taken) {
   return name;
 }
 
-// `a` with the coefficients of `indices` (old positions) moved to `to` (new positions) in a form
-// over `n` indices.
+// `a` over `n` indices: the coefficient of old index j moves to position to[j].
 tile::Affine remap(const tile::Affine &a, const std::vector<size_t> &to, size_t n) {
   tile::Affine out;
   out.coeffs.assign(n, tile::Rational(0));

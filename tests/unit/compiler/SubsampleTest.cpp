@@ -3,7 +3,6 @@
 // interp on the original).
 #include <gtest/gtest.h>
 
-
 #include "autodiff/Gradient.h"
 #include "backends/Registry.h"
 #include "compiler/Subsample.h"
