@@ -195,6 +195,48 @@ TEST(RegisterTile, FourRowsTakeAThirdVectorWhileThePanelFitsL2) {
       }());
 }
 
+// One vector of outputs leaves AVX-512 room for 28 rows of accumulators (MobileNetV2's 112x112x32
+// -> 16 projection): their point loop is unrolled like a short one, else the accumulators live in
+// memory (2.4x slower there). A tile beyond the register file stays a loop.
+TEST(RegisterTile, RowsOfOneVectorThatFitTheRegistersAreUnrolled) {
+  struct RowLoops : IRVisitor {
+    std::vector<std::pair<int64_t, ForKind>> loops;  // extent and kind of each "*_i" loop
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+      const auto *extent = as<IntImm>(op->extent);
+      if (op->var.size() > 2 && op->var.substr(op->var.size() - 2) == "_i" && extent)
+        loops.emplace_back(extent->value, op->for_kind);
+      IRVisitor::visit(op);
+    }
+  };
+  std::map<std::string, TensorType> in = {{"A", f32({112, 32})}, {"B", f32({32, 16})}};
+  auto lowered = lower_text(kMatmul, in, avx512());
+  ASSERT_EQ(lowered.steps[0].schedule.tile_sizes, (std::vector<int64_t>{28, 16, 1}));
+  RowLoops model;
+  model.visit_stmt(lowered.steps[0].kernel.body);
+  ASSERT_FALSE(model.loops.empty());
+  for (const auto &[extent, kind] : model.loops) {
+    EXPECT_EQ(extent, 28);
+    EXPECT_EQ(kind, ForKind::Unrolled) << print_stmt(lowered.steps[0].kernel.body);
+  }
+  expect_matches_interp(kMatmul, in);
+
+  // 40 rows of one vector: more accumulators than registers.
+  LowerOptions forty;
+  forty.choose = [](const ContractionNest &, const Kernel &, const Schedule &model) {
+    Schedule s = model;
+    s.tile_sizes = {40, 16, 1};
+    return s;
+  };
+  auto bound =
+      tile::bind(tile::parse_program(kMatmul), {{"A", f32({80, 32})}, {"B", f32({32, 16})}});
+  auto loop = lower(bound, avx512(), forty);
+  RowLoops serial;
+  serial.visit_stmt(loop.steps[0].kernel.body);
+  ASSERT_FALSE(serial.loops.empty());
+  for (const auto &[extent, kind] : serial.loops) EXPECT_EQ(kind, ForKind::Serial);
+}
+
 // In a network, a CPU kernel whose activations of one image (read and written) outweigh twice its
 // weights splits the image's rows over the cores even where its schedule runs channel tiles
 // outermost: a 1x1 convolution 8 -> 64 on 16x16 (72 KB of activations, 2 KB of weights) scheduled
