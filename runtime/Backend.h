@@ -79,6 +79,13 @@ class Backend {
   /// Wait for what was enqueued, then move `bytes` between the host and the start of `buffer`.
   virtual void write(DeviceBuffer &buffer, const void *host, size_t bytes) = 0;
   virtual void read(DeviceBuffer &buffer, void *host, size_t bytes) = 0;
+  /// Enqueue: `bytes` of `host` copied into `buffer` after what was enqueued before, without
+  /// waiting for the copy, whose source must stay as it is until the next read() or finish().
+  /// A run's inputs go this way: on OpenCL a blocking write costs a round trip through the
+  /// driver's queue (PoCL: 10-15 us, as much as two of small_resnet's kernels).
+  virtual void write_async(DeviceBuffer &buffer, const void *host, size_t bytes) {
+    write(buffer, host, bytes);
+  }
   /// Wait for everything enqueued.
   virtual void finish() = 0;
   /// With the queue idle: enqueues what `enqueue` enqueues, waits for it, and returns the seconds

@@ -154,7 +154,7 @@ void Executable::Impl::set_constants(const TensorMap &values, const TensorMap &g
 }
 
 DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &given,
-                                             const DeviceTensorMap &outputs) {
+                                             const DeviceTensorMap &outputs, bool wait) {
   check_device_inputs(given);
   for (const auto &[name, t] : outputs)
     if (!output_names.count(name))
@@ -217,7 +217,7 @@ DeviceTensorMap Executable::Impl::run_locked(const DeviceTensorMap &given,
   for (const auto &[from, to] : copy_after)
     timer.time(StepKind::Transfer, "copy to bound output",
                [&] { backend.copy(*from, *to.buffer(), to.bytes()); });
-  backend.finish();
+  if (wait) backend.finish();
   return result;
 }
 
@@ -366,7 +366,10 @@ TensorMap Executable::Impl::run_host(const TensorMap &inputs) {
       auto &staged = staged_inputs[name];
       if (!staged) staged = backend.allocate(std::max<size_t>(h.bytes(), 1));
       if (h.bytes() > 0)
-        timer.time(StepKind::Transfer, name, [&] { backend.write(*staged, h.data(), h.bytes()); });
+        timer.time(StepKind::Transfer, name, [&] {
+          backend.write_async(*staged, h.data(), h.bytes());
+          if (timer.enabled()) backend.finish();
+        });
       b = staged;
     }
     on_device[name] = DeviceTensor(type, b);
@@ -379,16 +382,32 @@ TensorMap Executable::Impl::run_host(const TensorMap &inputs) {
       if (auto b = backend.wrap(h.data(), h.bytes())) bound[name] = DeviceTensor(type, b);
     out[name] = std::move(h);  // moving keeps the storage the wrapped buffer points at
   }
-  DeviceTensorMap result = run_locked(on_device, bound);
-  for (const auto &[name, type] : program.outputs) {
-    if (input_names.count(name)) {
-      out[name] = constant_names.count(name) ? constants.at(name).read() : inputs.at(name);
-      continue;
+  // The inputs' writes and the steps may still be queued: the first read waits for them (one
+  // round trip to the device instead of three), or the finish below where nothing is read. They
+  // read the caller's memory until then, so an error waits for them too.
+  DeviceTensorMap result;
+  bool waited = false;
+  try {
+    result = run_locked(on_device, bound, /*wait=*/false);
+    for (const auto &[name, type] : program.outputs) {
+      if (input_names.count(name)) {
+        out[name] = constant_names.count(name) ? constants.at(name).read() : inputs.at(name);
+        continue;
+      }
+      HostTensor &h = out[name];
+      if (bound.count(name) || h.bytes() == 0) continue;
+      timer.time(StepKind::Transfer, name,
+                 [&] { backend.read(*result.at(name).buffer(), h.data(), h.bytes()); });
+      waited = true;
     }
-    HostTensor &h = out[name];
-    if (bound.count(name) || h.bytes() == 0) continue;
-    timer.time(StepKind::Transfer, name,
-               [&] { backend.read(*result.at(name).buffer(), h.data(), h.bytes()); });
+    if (!waited) backend.finish();
+  } catch (...) {
+    try {
+      backend.finish();
+    } catch (const tile::Error &) {
+      // The first error is the one to report.
+    }
+    throw;
   }
   return out;
 }

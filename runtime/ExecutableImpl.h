@@ -85,8 +85,10 @@ struct Executable::Impl {
   std::shared_ptr<DeviceBuffer> fresh(const tile::TensorType &type);
   std::shared_ptr<DeviceBuffer> own_output(const std::string &name);
   void check_device_inputs(const DeviceTensorMap &inputs) const;
-  /// Callers hold the backend's mutex and have restarted the timer.
-  DeviceTensorMap run_locked(const DeviceTensorMap &inputs, const DeviceTensorMap &outputs);
+  /// Callers hold the backend's mutex and have restarted the timer. Without `wait`, the run's
+  /// work may still be in the device's queue on return: the caller reads or finishes.
+  DeviceTensorMap run_locked(const DeviceTensorMap &inputs, const DeviceTensorMap &outputs,
+                             bool wait = true);
   TensorMap run_host(const TensorMap &inputs);
   void run_steps();
   void run_host_step(const std::string &name);

@@ -167,6 +167,12 @@ class OpenCLBackend : public Backend {
     check(clEnqueueReadBuffer(d_.queue, mem_of(b), CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
           d_.name() + ": clEnqueueReadBuffer");
   }
+  void write_async(DeviceBuffer &b, const void *host, size_t bytes) override {
+    if (bytes == 0) return;
+    check(clEnqueueWriteBuffer(d_.queue, mem_of(b), CL_FALSE, 0, bytes, host, 0, nullptr,
+                               opencl::timed_event(d_)),
+          d_.name() + ": clEnqueueWriteBuffer");
+  }
   void finish() override { check(clFinish(d_.queue), d_.name() + ": clFinish"); }
   // The enqueued commands go to a second queue with profiling on (the main one has it off: the
   // driver need not stamp every command of a run); their events' device clock spans the work.
