@@ -1,6 +1,9 @@
 #include "backends/llvm/Jit.h"
 
+#include <dlfcn.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -14,6 +17,7 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -59,10 +63,18 @@ llvm::orc::JITTargetMachineBuilder host_builder() {
   init_llvm();
   auto jtmb =
       check(llvm::orc::JITTargetMachineBuilder::detectHost(), "cannot describe the host CPU");
+  // detectHost() enabled every host feature; TESSERA_CPU may name a CPU with fewer, so each
+  // feature the host query knows is switched on or off explicitly.
   jtmb.setCPU(host_cpu().name);
+  llvm::StringMap<bool> known;
+  llvm::sys::getHostCPUFeatures(known);
+  const auto &enabled = host_cpu().features;
   llvm::SubtargetFeatures features;
-  for (const auto &f : host_cpu().features) features.AddFeature(f);
-  jtmb.addFeatures(features.getFeatures());
+  for (const auto &kv : known) {
+    const std::string name = kv.first().str();
+    features.AddFeature(name, std::binary_search(enabled.begin(), enabled.end(), name));
+  }
+  jtmb.getFeatures() = features;
   // Aggressive cost about 15% more compile time than Default for no run time (ResNet training
   // step).
   jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Default);
@@ -130,21 +142,56 @@ std::unique_ptr<llvm::TargetMachine> host_target_machine() {
   return check(host_builder().createTargetMachine(), "cannot create a target machine");
 }
 
+// The features of `cpu` among those the host query reports, each checked against the host's:
+// code for a CPU with a feature the host lacks would stop the process at its first such
+// instruction, so that is an error here instead.
+std::vector<std::string> features_of(const std::string &cpu, const llvm::StringMap<bool> &host) {
+  init_llvm();
+  const std::string triple = llvm::sys::getProcessTriple();
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) throw tile::Error("error: cpu: no LLVM target for " + triple + ": " + error);
+  // Validated on a generic subtarget first: one made for an unknown name warns on stderr.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(target->createMCSubtargetInfo(triple, "", ""));
+  if (!generic || !generic->isCPUStringValid(cpu))
+    throw tile::Error("error: TESSERA_CPU=" + cpu + ": LLVM 15 knows no such CPU (e.g. haswell; " +
+                      "this machine is " + llvm::sys::getHostCPUName().str() + ")");
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple, cpu, ""));
+  // The host query names every x86 feature LLVM checks for, present or not.
+  std::vector<std::string> out;
+  for (const auto &kv : host) {
+    const std::string name = kv.first().str();
+    if (!sti->checkFeatures("+" + name)) continue;
+    if (!kv.second)
+      throw tile::Error("error: TESSERA_CPU=" + cpu + ": its code would use " + name + ", which " +
+                        llvm::sys::getHostCPUName().str() + " (this machine) lacks");
+    out.push_back(name);
+  }
+  return out;
+}
+
 }  // namespace
 
 const HostCpu &host_cpu() {
+  // Initialized on first use; an override that throws is reported again at the next use.
   static const HostCpu cpu = [] {
     HostCpu h;
-    h.name = llvm::sys::getHostCPUName().str();
     llvm::StringMap<bool> f;
-    if (llvm::sys::getHostCPUFeatures(f))
+    llvm::sys::getHostCPUFeatures(f);
+    const char *override_cpu = std::getenv("TESSERA_CPU");
+    if (override_cpu && *override_cpu) {
+      h.name = override_cpu;
+      h.features = features_of(h.name, f);
+    } else {
+      h.name = llvm::sys::getHostCPUName().str();
       for (const auto &kv : f)
-        if (kv.second) h.features.push_back("+" + kv.first().str());
+        if (kv.second) h.features.push_back(kv.first().str());
+    }
     std::sort(h.features.begin(), h.features.end());
-    auto has = [&](const char *x) { return f.count(x) && f.lookup(x); };
+    auto has = [&](const char *x) {
+      return std::binary_search(h.features.begin(), h.features.end(), std::string(x));
+    };
     h.vector_bits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
-    for (auto &s : h.features) s = s.substr(1);
-    // Callers want plain names; the target machine builder wants "+name".
     return h;
   }();
   return cpu;
@@ -260,8 +307,12 @@ std::unique_ptr<JitModule> JitModule::compile(const std::vector<const compiler::
                     "cannot start the JIT");
   auto &dylib = impl->jit->getMainJITDylib();
   // libm and libmvec (loaded by host_vector_math) for the math functions; tessera_parallel_for
-  // from this library.
+  // from this library; libgcc's helpers for what the target has no instruction for (half
+  // conversions without F16C: __extendhfsf2, __truncsfhf2). This library links libgcc_s, but
+  // Python loads extension modules and their dependencies locally, out of the process's search.
   host_vector_math();
+  static void *const libgcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
+  (void)libgcc;
   dylib.addGenerator(check(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
                                impl->jit->getDataLayout().getGlobalPrefix()),
                            "cannot search the process for symbols"));

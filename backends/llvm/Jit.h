@@ -48,7 +48,11 @@ JitStats jit_stats();
 /// else as generated.
 std::string kernels_ir(const std::vector<const compiler::Kernel *> &kernels, bool optimize);
 
-/// The host CPU as LLVM sees it.
+/// The CPU the JIT compiles for: the host as LLVM sees it, or the one `TESSERA_CPU` names (an LLVM
+/// CPU name such as haswell or znver3) when its features are a subset of the host's, so that one
+/// machine can build and time another kind's code (AVX2 kernels on an AVX-512 host). The caches'
+/// sizes stay the host's. A bad name, or a CPU with features the host lacks, is an error at the
+/// first use.
 struct HostCpu {
   std::string name;                   // "skylake-avx512"
   std::vector<std::string> features;  // enabled features, "avx512f", ...
