@@ -256,13 +256,21 @@ class Analyzer {
   }
 
   // Sizes and bounds are integer expressions over literals, dimensions and constants.
+  // Specials are tensors, so none may appear anywhere in a size; checked before analyze_expr,
+  // which would hoist a nested one into a statement of the program (`N / shape(1)`).
   void check_size_expr(const ExprPtr &e) {
     if (const Expr *b = find_builtin_call(e))
       error(b->range, "'" + b->name + "' cannot be used as a size");
-    ExprPtr checked = analyze_expr(e, "Size", true);
-    if (checked->kind == Expr::Kind::Call && is_special(checked->op))
-      error(e->range,
-            "'" + std::string(intrinsic_name(checked->op)) + "' cannot be used as a size");
+    if (const Expr *c = find_special_call(e))
+      error(c->range, "'" + std::string(intrinsic_name(c->op)) + "' cannot be used as a size");
+    analyze_expr(e, "Size", true);
+  }
+
+  static const Expr *find_special_call(const ExprPtr &e) {
+    if (e->kind == Expr::Kind::Call && !e->is_builtin_call() && is_special(e->op)) return e.get();
+    for (const auto &a : e->args)
+      if (const Expr *c = find_special_call(a)) return c;
+    return nullptr;
   }
 
   void analyze_statement(Statement &s) {

@@ -84,6 +84,12 @@ const ErrorCase kCases[] = {
      "unknown name 'i' (index variables may only appear in a contraction's tensor accesses)"},
     {"builtin_as_size", "function (X[N]) -> (Y) {\n  Y[i : reverse_grad(N, 1)] = +(X[i]);\n}",
      "2:9", "'reverse_grad' cannot be used as a size"},
+    // Found by the parser fuzzer: a nested special was hoisted into a statement of the program
+    // before the check, so the program printed back with an extra statement.
+    {"special_in_size", "function (X[N]) -> (Y) {\n  Y[i : N / shape(1)] = +(X[i]);\n}", "2:13",
+     "'shape' cannot be used as a size"},
+    {"special_as_size", "function (X[N]) -> (Y) {\n  Y[i : gather(X, 0)] = +(X[i]);\n}", "2:9",
+     "'gather' cannot be used as a size"},
     {"builtin_misspelled", "function (X[N, C]) -> (Y) {\n  Y = builtin_sofmax(X, N, C);\n}", "2:7",
      "unknown function 'builtin_sofmax'"},
     {"integer_too_large", "function (A[N]) -> (B) {\n  B = A * 99999999999999999999;\n}", "2:11",
