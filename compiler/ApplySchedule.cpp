@@ -360,6 +360,40 @@ bool row_blocked(const ContractionNest &region, const Schedule &s) {
   return false;
 }
 
+// Below this many points (multiply-adds), a border part runs on one thread: starting and joining
+// the others costs more than they would save.
+constexpr int64_t kParallelPoints = 1 << 20;
+
+int64_t points(const ContractionNest &n) {
+  int64_t p = 1;
+  for (const auto &ix : n.indices) p *= ix.extent;
+  return p;
+}
+
+// A border part splits over the cores from this many points when its parallel loop runs over its
+// outermost output index (an NHWC tensor's images): each core then works on slabs of its own, far
+// apart. MobileNetV2's depthwise borders at batch 8 (a quarter of each kernel's pixels, a few
+// hundred thousand points) ran on one core; split over channel tiles instead, the strips of
+// Inception's 3x3 average pools ran 8-19% slower, so below kParallelPoints other parts stay serial.
+constexpr int64_t kParallelSlabPoints = 1 << 16;
+
+bool splits_outermost(const ContractionNest &n, const Schedule &schedule) {
+  Schedule s = normalized(n, schedule);
+  if (s.parallel_loops < 1) return false;
+  for (int j : s.loop_order)
+    if (n.indices[j].output &&
+        tile_loop_count(n.indices[j],
+                        std::min(s.tile_sizes[j], std::max<int64_t>(n.indices[j].extent, 1))) > 1)
+      return j == 0;
+  return false;
+}
+
+// Whether a border part of `n` under `s` runs on one thread.
+bool stays_serial(const ContractionNest &n, const Schedule &s) {
+  return points(n) < kParallelPoints &&
+         !(points(n) >= kParallelSlabPoints && splits_outermost(n, s));
+}
+
 // `b` for a part of the nest (a border region, a peeled tail): the output indices `drop` names are
 // untiled; when that leaves no row blocking, the longest output index of `region` that no guard
 // involves takes the rows instead (a strip computed point by point ran at well under half the
@@ -388,9 +422,10 @@ Schedule reblocked(const ContractionNest &region, Schedule b, Drop drop) {
 // Applies `s` to `r`, with the partial tiles of a row index peeled into a region of their own
 // (blocked along another index there, else one tile of the remainder), so that no reduction loop
 // carries a tail guard. Only the whole tiles may pack a panel (`pack`): a peeled tail is too thin
-// to repay the copy.
+// to repay the copy. With `slabs_only`, each part (whole tiles or a tail) runs in parallel only as
+// a border part split over its images would (stays_serial): peeling may leave one image tile.
 void peel_tails(const ContractionNest &r, const Schedule &s, std::vector<Stmt> &parts,
-                bool pack = false, ConstantPanels *constants = nullptr) {
+                bool pack = false, ConstantPanels *constants = nullptr, bool slabs_only = false) {
   if (s.tile_sizes.size() == r.indices.size())
     for (size_t j = 0; j < r.outputs(); ++j) {
       int64_t t = s.tile_sizes[j], e = r.indices[j].extent;
@@ -400,23 +435,18 @@ void peel_tails(const ContractionNest &r, const Schedule &s, std::vector<Stmt> &
       head.indices[j].extent = whole;
       rest.indices[j].lo += whole;
       rest.indices[j].extent = e - whole;
-      peel_tails(head, s, parts, pack, constants);
+      peel_tails(head, s, parts, pack, constants, slabs_only);
       Schedule rest_s = reblocked(rest, s, [&](size_t m) { return m == j; });
       if (!row_blocked(rest, rest_s)) rest_s.tile_sizes[j] = e - whole;
-      peel_tails(rest, rest_s, parts, false, constants);
+      peel_tails(rest, rest_s, parts, false, constants, slabs_only);
       return;
     }
+  if (slabs_only && stays_serial(r, s)) {
+    Schedule serial = s;
+    serial.parallel_loops = 0;
+    return parts.push_back(apply_region(r, serial, pack, constants));
+  }
   parts.push_back(apply_region(r, s, pack, constants));
-}
-
-// Below this many points (multiply-adds), a border part runs on one thread: starting and joining
-// the others costs more than they would save.
-constexpr int64_t kParallelPoints = 1 << 20;
-
-int64_t points(const ContractionNest &n) {
-  int64_t p = 1;
-  for (const auto &ix : n.indices) p *= ix.extent;
-  return p;
 }
 
 // The interior with `schedule`, then the borders, each blocked anew (reblocked). A border strip
@@ -430,8 +460,10 @@ std::vector<Stmt> apply_regions(const std::vector<ContractionNest> &regions,
   for (size_t i = 1; i < regions.size(); ++i)
     for (const auto &r : split_borders(regions[i])) {
       Schedule b = reblocked(r, schedule, [&](size_t j) { return guards_involve(r, j); });
-      if (points(r) < kParallelPoints) b.parallel_loops = 0;
-      peel_tails(r, b, parts, false, constants);
+      if (stays_serial(r, b)) b.parallel_loops = 0;
+      // A part parallel only as slabs of images keeps that rule in its peeled tails, whose
+      // parallel loop may be another index.
+      peel_tails(r, b, parts, false, constants, points(r) < kParallelPoints);
     }
   return parts;
 }

@@ -669,6 +669,26 @@ TEST(Parallel, UnitBatchConvStillHasAParallelLoop) {
   }
 }
 
+// A 3x3 depthwise convolution padded 'same' on 14x14x192 (MobileNetV2's, fewer channels): at batch
+// 8 each border strip has 8 x 12 x 192 x 6 = 110,592 points, under kParallelPoints, and splits over
+// the images; at batch 1 only the interior runs in parallel (the strips would split channel tiles).
+TEST(Parallel, BorderStripsOfABatchSplitOverItsImages) {
+  const char *depthwise =
+      "function (I[N, H, W, C], K[KH, KW, C]) -> (O) {\n"
+      "  O[n, x, y, c : N, H, W, C] = +(I[n, x + i - 1, y + j - 1, c] * K[i, j, c]);\n"
+      "}\n";
+  std::map<int64_t, int> parallel;
+  for (int64_t batch : {1, 8}) {
+    auto lowered = lower_text(
+        depthwise, {{"I", f32({batch, 14, 14, 192})}, {"K", f32({3, 3, 192})}}, avx512());
+    Count c;
+    c.visit_stmt(lowered.steps[0].kernel.body);
+    parallel[batch] = c.parallel;
+  }
+  EXPECT_EQ(parallel[1], 1);
+  EXPECT_GE(parallel[8], 5);  // the interior and four strips; corners (6,144 points) stay serial
+}
+
 TEST(Parallel, OneCoreHasNoParallelLoop) {
   Target one = avx512();
   one.cores = 1;
