@@ -27,6 +27,21 @@ Expr conj(Expr a, Expr b) { return a ? bin(Op::And, a, b) : b; }
 // Iterations of an output index's tile loop, tiles of `size` points.
 int64_t tile_loop_count(const NestIndex &ix, int64_t size) { return (ix.extent + size - 1) / size; }
 
+// The output indices whose tile loops run in parallel under the normalized schedule `s`: the first
+// `parallel_loops` of more than one iteration, in loop order (loops of one iteration disappear, so
+// skipping them keeps a kernel with a unit batch parallel).
+std::vector<int> parallel_indices(const ContractionNest &n, const Schedule &s) {
+  std::vector<int> out;
+  for (int j : s.loop_order) {
+    if (static_cast<int>(out.size()) >= s.parallel_loops) break;
+    const NestIndex &ix = n.indices[j];
+    if (ix.output &&
+        tile_loop_count(ix, std::min(s.tile_sizes[j], std::max<int64_t>(ix.extent, 1))) > 1)
+      out.push_back(j);
+  }
+  return out;
+}
+
 Expr convert(Expr e, Type t) {
   if (e->type == t) return e;
   if (t.dtype == tile::DType::Bool) {
@@ -325,13 +340,12 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
   }
 
   // Tile loops, outermost first.
-  // The first `parallel_loops` tile loops of more than one iteration run in parallel (loops of one
-  // iteration disappear, so skipping them keeps a kernel with a unit batch parallel).
   std::vector<int64_t> counts;
   for (int j : outs) counts.push_back(tile_loop_count(n.indices[j], tile[j]));
+  const std::vector<int> in_parallel = parallel_indices(n, s);
   std::vector<bool> parallel(outs.size(), false);
-  for (size_t m = 0, left = s.parallel_loops; m < outs.size() && left > 0; ++m)
-    if (counts[m] > 1) parallel[m] = true, --left;
+  for (size_t m = 0; m < outs.size(); ++m)
+    parallel[m] = std::find(in_parallel.begin(), in_parallel.end(), outs[m]) != in_parallel.end();
   for (size_t m = outs.size(); m-- > 0;) {
     const NestIndex &ix = n.indices[outs[m]];
     bool is_tiled = tile[outs[m]] > 1;
@@ -378,14 +392,8 @@ int64_t points(const ContractionNest &n) {
 constexpr int64_t kParallelSlabPoints = 1 << 16;
 
 bool splits_outermost(const ContractionNest &n, const Schedule &schedule) {
-  Schedule s = normalized(n, schedule);
-  if (s.parallel_loops < 1) return false;
-  for (int j : s.loop_order)
-    if (n.indices[j].output &&
-        tile_loop_count(n.indices[j],
-                        std::min(s.tile_sizes[j], std::max<int64_t>(n.indices[j].extent, 1))) > 1)
-      return j == 0;
-  return false;
+  const std::vector<int> in_parallel = parallel_indices(n, normalized(n, schedule));
+  return !in_parallel.empty() && in_parallel.front() == 0;
 }
 
 // Whether a border part of `n` under `s` runs on one thread.

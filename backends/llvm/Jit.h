@@ -56,6 +56,7 @@ std::string kernels_ir(const std::vector<const compiler::Kernel *> &kernels, boo
 struct HostCpu {
   std::string name;                   // "skylake-avx512"
   std::vector<std::string> features;  // enabled features, "avx512f", ...
+  std::vector<std::string> disabled;  // the other features the host query names
   int vector_bits = 128;              // widest float vector the features allow
 };
 const HostCpu &host_cpu();

@@ -69,18 +69,20 @@ def test_the_cpu_device_compiles_for_the_named_cpu(tessera, program, tmp_path, c
 
 
 @pytest.mark.parametrize("cpu", sorted(VECTORS))
-def test_the_named_cpus_code_gives_the_hosts_results(tessera, program, tmp_path, cpu):
+def test_the_named_cpus_code_gives_interps_results(tessera, program, tmp_path, cpu):
+    """The named CPU's code against the reference interpreter and the host's own code."""
     outs = {}
-    for name in ("", cpu):
-        out_dir = tmp_path / (name or "host")
+    for name, device in (("interp", "interp"), ("host", "cpu"), (cpu, "cpu")):
+        out_dir = tmp_path / name
         out_dir.mkdir()
-        tessera("run", program[0], "--spec", program[1], "--random", 3, "--out-dir", out_dir, "--device", "cpu",
-                env=env_for(name))
+        tessera("run", program[0], "--spec", program[1], "--random", 3, "--out-dir", out_dir, "--device", device,
+                env=env_for("" if name == "host" else cpu))
         outs[name] = {n: np.load(out_dir / f"{n}.npy") for n in ("C", "H")}
-    np.testing.assert_allclose(outs[cpu]["C"], outs[""]["C"], rtol=1e-5, atol=1e-5)
-    assert outs[cpu]["H"].dtype == np.float16
-    np.testing.assert_allclose(outs[cpu]["H"].astype(np.float32), outs[""]["H"].astype(np.float32),
-                               rtol=2e-3)
+    for reference in ("interp", "host"):
+        np.testing.assert_allclose(outs[cpu]["C"], outs[reference]["C"], rtol=1e-5, atol=1e-5)
+        assert outs[cpu]["H"].dtype == np.float16
+        np.testing.assert_allclose(outs[cpu]["H"].astype(np.float32),
+                                   outs[reference]["H"].astype(np.float32), rtol=2e-3)
 
 
 def lacking_cpu(tessera):
