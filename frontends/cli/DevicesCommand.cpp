@@ -1,22 +1,33 @@
 // `tessera devices [--json]`: one line per device, or a JSON array with each device's facts.
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "backends/Registry.h"
 #include "frontends/cli/Commands.h"
+#include "tile/Diagnostics.h"
 
 namespace tessera::cli {
 
 namespace {
 
+// A device that cannot be set up (a bad TESSERA_CPU) is left out and its error reported after the
+// others are listed, so that one device's error does not hide the rest; the exit status is 1.
 void list_devices(bool json) {
   DeviceRegistry registry = builtin_devices();
   nlohmann::json array = nlohmann::json::array();
+  std::string errors;
   for (const auto &name : registry.names()) {
-    DeviceInfo info = registry.create(name)->info();
+    DeviceInfo info;
+    try {
+      info = registry.create(name)->info();
+    } catch (const tile::Error &e) {
+      errors += (errors.empty() ? "" : "\ntessera: ") + std::string(e.what());
+      continue;
+    }
     if (!json) {
       std::cout << info.name << "  " << info.backend << "  " << info.description << "\n";
       continue;
@@ -28,6 +39,7 @@ void list_devices(bool json) {
                      {"facts", info.facts}});
   }
   if (json) std::cout << array.dump(2) << "\n";
+  if (!errors.empty()) throw tile::Error(errors);
 }
 
 }  // namespace

@@ -107,3 +107,18 @@ def test_a_cpu_that_cannot_run_here_is_a_clear_error(tessera, program, tmp_path,
     # Other devices are unaffected.
     tessera("run", program[0], "--spec", program[1], "--random", 1, "--out-dir", tmp_path, "--device", "interp",
             env=env_for(cpu))
+
+
+@pytest.mark.parametrize("json_flag", [False, True])
+def test_devices_lists_the_others_when_the_cpu_cannot_be_set_up(tessera, json_flag):
+    args = ["devices", "--json"] if json_flag else ["devices"]
+    good = tessera(*args, env=env_for(None))
+    proc = tessera(*args, check=False, env=env_for("bogus"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "error: TESSERA_CPU=bogus: LLVM 15 knows no such CPU" in proc.stderr
+    if json_flag:
+        names = [d["name"] for d in json.loads(proc.stdout)]
+        assert names == [d["name"] for d in json.loads(good.stdout) if d["name"] != "cpu"]
+    else:
+        assert proc.stdout.splitlines() == [l for l in good.stdout.splitlines() if not l.startswith("cpu ")]
+    assert "interp" in proc.stdout
