@@ -53,7 +53,8 @@ keras-test: build
 	$(PYTEST) $(BUILD)/keras-tests
 
 # The parser fuzzer (scripts/fuzz.sh) and the differential fuzzer for FUZZ_SECONDS each (default 60);
-# FUZZ_SEED picks the differential fuzzer's programs (default: a new seed each run, printed).
+# FUZZ_SEED picks both fuzzers' inputs (default: a new seed each run, printed); FUZZ_RUNS bounds the
+# parser fuzzer by inputs instead of time, to repeat a run exactly.
 fuzz: build
 	$(REPO)/scripts/fuzz.sh
 	$(DIFF_FUZZ) --seed $${FUZZ_SEED:-$$(date +%s)} --seconds $${FUZZ_SECONDS:-60} \
