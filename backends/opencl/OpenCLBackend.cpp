@@ -46,7 +46,9 @@ std::string launch_text(const clike::GpuLaunch &l) {
   return "global " + dims(g) + (l.driver_local ? "" : ", local " + dims(l.local));
 }
 
-/// Kernels created from the device's built programs; arguments are set at each launch.
+/// Kernels created from the device's built programs; an argument is set when its buffer differs
+/// from the one the kernel last had (an executable's buffers stay the same from run to run, and a
+/// driver's clSetKernelArg costs a lock and a copy: on PoCL about a microsecond per launch).
 class ClKernels : public CompiledKernels {
  public:
   ClKernels(ClDevice &d, const std::vector<const compiler::Kernel *> &kernels,
@@ -65,7 +67,7 @@ class ClKernels : public CompiledKernels {
         cl_int err = CL_SUCCESS;
         cl_kernel kernel = clCreateKernel(programs[i], sources[i].entry.c_str(), &err);
         check(err, d_.name() + ": clCreateKernel " + sources[i].entry);
-        launches_.push_back({kernel, sources[i].launch, kernels[i]->name});
+        launches_.push_back({kernel, sources[i].launch, kernels[i]->name, {}});
       }
     } catch (...) {
       release();
@@ -75,11 +77,15 @@ class ClKernels : public CompiledKernels {
   ~ClKernels() override { release(); }
 
   void launch(size_t index, const std::vector<DeviceBuffer *> &args) override {
-    const Launch &l = launches_.at(index);
+    Launch &l = launches_.at(index);
+    l.args.resize(args.size(), nullptr);
     for (size_t i = 0; i < args.size(); ++i) {
       cl_mem m = mem_of(*args[i]);
+      if (m == l.args[i]) continue;
+      l.args[i] = nullptr;  // unknown until the call succeeds
       check(clSetKernelArg(l.kernel, static_cast<cl_uint>(i), sizeof(cl_mem), &m),
             d_.name() + ": clSetKernelArg");
+      l.args[i] = m;
     }
     opencl::enqueue(d_, l.kernel, l.launch, l.name);
   }
@@ -89,6 +95,7 @@ class ClKernels : public CompiledKernels {
     cl_kernel kernel;
     clike::GpuLaunch launch;
     std::string name;
+    std::vector<cl_mem> args;  // what the kernel's arguments were last set to
   };
   void release() {
     for (auto &l : launches_) clReleaseKernel(l.kernel);
