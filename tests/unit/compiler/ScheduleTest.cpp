@@ -195,6 +195,23 @@ TEST(RegisterTile, FourRowsTakeAThirdVectorWhileThePanelFitsL2) {
       }());
 }
 
+// 80 outputs are 5 vectors of 16: on 73 rows (Inception v3's 1x1 64 -> 80 on 73x73) the tile takes
+// all 5, 5 rows of them, not 6 rows of one vector, whose every FMA needs its own broadcast; so
+// does a dense layer of one row (1000 classes: 5 vectors of 8). Eight rows, which one vector's
+// tile holds whole, keep it: 4 rows of 5 vectors would read the weights twice.
+TEST(RegisterTile, FiveVectorsOfOutputsAreOneTile) {
+  auto tile = [](int64_t m, int64_t n) {
+    return lower_text(kMatmul, {{"A", f32({m, 64})}, {"B", f32({64, n})}}, avx512())
+        .steps[0]
+        .schedule.tile_sizes;
+  };
+  EXPECT_EQ(tile(73, 80), (std::vector<int64_t>{5, 80, 1}));
+  EXPECT_EQ(tile(1, 1000), (std::vector<int64_t>{1, 40, 1}));
+  EXPECT_EQ(tile(8, 80), (std::vector<int64_t>{8, 16, 1}));
+  expect_matches_interp(kMatmul, {{"A", f32({73, 64})}, {"B", f32({64, 80})}});
+  expect_matches_interp(conv(9, 1, 1, 0), {{"I", f32({1, 9, 9, 8})}, {"K", f32({1, 1, 8, 80})}});
+}
+
 // One vector of outputs leaves AVX-512 room for 28 rows of accumulators (MobileNetV2's 112x112x32
 // -> 16 projection): their point loop is unrolled like a short one, else the accumulators live in
 // memory (2.4x slower there). A tile beyond the register file stays a loop.
