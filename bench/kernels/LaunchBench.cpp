@@ -89,9 +89,9 @@ void BM_KernelChain_OpenCLDriver(benchmark::State &state) {
     check(clEnqueueWriteBuffer(queue, buffer, CL_FALSE, 0, sizeof host, host, 0, nullptr, nullptr),
           "write");
     for (int64_t i = 0; i < kernels; ++i)
-      check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr,
-                                   nullptr),
-            "clEnqueueNDRangeKernel");
+      check(
+          clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
     check(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, sizeof host, host, 0, nullptr, nullptr),
           "read");
   };
