@@ -6,12 +6,12 @@
 #include <CL/cl.h>
 
 #include <algorithm>
-#include <stdexcept>
 #include <string>
 
 #include <benchmark/benchmark.h>
 
 #include "backends/Registry.h"
+#include "bench/kernels/ClQueue.h"
 #include "bench/kernels/ScratchCache.h"
 #include "tile/Parser.h"
 
@@ -56,24 +56,15 @@ void BM_KernelChain_Tessera(benchmark::State &state) {
                  " kernels");
 }
 
-void check(cl_int err, const char *what) {
-  if (err != CL_SUCCESS)
-    throw std::runtime_error(std::string(what) + " failed with " + std::to_string(err));
-}
-
 void BM_KernelChain_OpenCLDriver(benchmark::State &state) {
+  using tessera::bench::check;
   int64_t kernels = state.range(0);
-  cl_platform_id platform;
-  cl_device_id device;
-  cl_uint count = 0;
-  if (clGetPlatformIDs(1, &platform, &count) != CL_SUCCESS || count == 0 ||
-      clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS)
-    return state.SkipWithError("no OpenCL device on this machine");
+  auto cl = tessera::bench::ClQueue::first();
+  if (!cl) return state.SkipWithError("no OpenCL device on this machine");
+  cl_device_id device = cl->device;
+  cl_context context = cl->context;
+  cl_command_queue queue = cl->queue;
   cl_int err = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  check(err, "clCreateContext");
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-  check(err, "clCreateCommandQueue");
   const char *source = "__kernel void k(__global float *a) { a[get_global_id(0)] += 1.0f; }";
   cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
   check(err, "clCreateProgramWithSource");
@@ -101,8 +92,7 @@ void BM_KernelChain_OpenCLDriver(benchmark::State &state) {
   clReleaseMemObject(buffer);
   clReleaseKernel(kernel);
   clReleaseProgram(program);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
+  cl->release();
 }
 
 }  // namespace

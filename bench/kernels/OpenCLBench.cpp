@@ -13,6 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include "backends/Registry.h"
+#include "bench/kernels/ClQueue.h"
 #include "bench/kernels/RandomMatrix.h"
 #include "bench/kernels/ScratchCache.h"
 #include "tile/Parser.h"
@@ -21,6 +22,7 @@ namespace {
 
 using tessera::HostTensor;
 
+using tessera::bench::check;
 using tessera::bench::random_matrix;
 
 // Untuned: the cost model's schedule. Tuned: the tuner's (16 trials, 60 s: a cold PoCL build
@@ -51,24 +53,13 @@ void sgemm_tessera_opencl(benchmark::State &state, bool tuned) {
 void BM_Sgemm_Tessera_OpenCL(benchmark::State &state) { sgemm_tessera_opencl(state, false); }
 void BM_Sgemm_Tessera_OpenCLTuned(benchmark::State &state) { sgemm_tessera_opencl(state, true); }
 
-void check(cl_int err, const char *what) {
-  if (err != CL_SUCCESS)
-    throw std::runtime_error(std::string(what) + " failed with " + std::to_string(err));
-}
-
 void BM_Sgemm_CLBlast(benchmark::State &state) {
   int64_t n = state.range(0);
-  cl_platform_id platform;
-  cl_device_id device;
-  cl_uint count = 0;
-  if (clGetPlatformIDs(1, &platform, &count) != CL_SUCCESS || count == 0 ||
-      clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS)
-    return state.SkipWithError("no OpenCL device on this machine");
+  auto cl = tessera::bench::ClQueue::first();
+  if (!cl) return state.SkipWithError("no OpenCL device on this machine");
+  cl_context context = cl->context;
+  cl_command_queue queue = cl->queue;
   cl_int err = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  check(err, "clCreateContext");
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-  check(err, "clCreateCommandQueue");
   HostTensor a = random_matrix(n, 1), b = random_matrix(n, 2), c = random_matrix(n, 3);
   size_t bytes = n * n * sizeof(float);
   cl_mem da = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
@@ -92,8 +83,7 @@ void BM_Sgemm_CLBlast(benchmark::State &state) {
   for (auto _ : state) once();
   state.SetItemsProcessed(static_cast<int64_t>(2.0 * n * n * n) * state.iterations());
   for (cl_mem m : {da, db, dc}) clReleaseMemObject(m);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
+  cl->release();
 }
 
 }  // namespace
