@@ -196,7 +196,7 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
   // row and the wider one would not: the weights would be read once per row tile instead of once
   // (MobileNetV2 b8's 8 x 1280 x 1000 dense layer: 0.30 -> 0.33 ms with 4 rows of 5 vectors).
   int64_t row_extent = row >= 0 ? n.indices[row].extent : 1;
-  for (int d = (registers - 2) / 3; vecs == 1 && d >= 2; --d)
+  for (int d = (registers - 2) / 3; vecs == 1 && per % 3 != 0 && d >= 2; --d)
     if (per % d == 0 && (row_extent <= (registers - d - 2) / d || row_extent > registers - 3))
       vecs = d;
   s.tile_sizes[v] = width * vecs;
