@@ -188,13 +188,14 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
   int registers = target.vector_bits >= 512 ? 32 : 16;
   int64_t per = n.indices[v].extent / width;
   int vecs = per % 3 == 0 && registers >= 32 ? 3 : per % 2 == 0 ? 2 : 1;
-  // An odd count of vectors that 3 does not divide (80 channels: 5 of 16 lanes) takes them all,
-  // as long as the tile keeps two rows: one vector wide, every FMA waits on its own broadcast.
-  // Inception v3's 1x1 64 -> 80 convolution on 73x73, weights compiled in, in a network of its
-  // own on the Intel kind: 6 rows of 1 vector 0.29 ms, 5 rows of 5 vectors 0.19 (the tuner's best
-  // of 30 alone, 15 rows of 1 vector, 0.24 there). Not where one vector's tile would hold every
-  // row and the wider one would not: the weights would be read once per row tile instead of once
-  // (MobileNetV2 b8's 8 x 1280 x 1000 dense layer: 0.30 -> 0.33 ms with 4 rows of 5 vectors).
+  // A vector count that neither 2 nor 3 divides (80 channels: 5 of 16 lanes) takes its largest
+  // divisor that leaves the tile two rows (AVX-512: up to 10; none with 16 registers): one vector
+  // wide, every FMA waits on its own broadcast. Inception v3's 1x1 64 -> 80 convolution on 73x73,
+  // weights compiled in, in a network of its own on the Intel kind: 6 rows of 1 vector 0.29 ms, 5
+  // rows of 5 vectors 0.19 (11 rows of 1 vector, the tuner's pick alone, 0.24 there). Not where one
+  // vector's tile would hold every row and the wider one would not: the weights would be read once
+  // per row tile instead of once (MobileNetV2 b8's 8 x 1280 x 1000 dense layer: 0.30 -> 0.33 ms
+  // with 4 rows of 5 vectors).
   int64_t row_extent = row >= 0 ? n.indices[row].extent : 1;
   for (int d = (registers - 2) / 3; vecs == 1 && per % 3 != 0 && d >= 2; --d)
     if (per % d == 0 && (row_extent <= (registers - d - 2) / d || row_extent > registers - 3))
