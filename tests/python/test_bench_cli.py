@@ -73,7 +73,8 @@ def test_emitted_program_runs_with_its_weights(tessera, tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "oc" / "Y.npy"), y, rtol=1e-4, atol=1e-6)
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert stats["epilogues_folded"] > 0 and stats["constants_folded"] > 0
-    assert stats["constant_panels"] > 0  # weights laid out tile by tile while compiling
+    # Panels: none here (no kernel of this small network splits its weights into vector tiles;
+    # its dense layer's 10 classes are one tile); ConstantsTest covers them.
     # The spec alone runs it too (random weights), as `tessera tune` takes it.
     tessera("run", d / "small_resnet.tile", "--spec", d / "small_resnet.spec.json", "--random", "1",
             "--out-dir", tmp_path / "o2")
