@@ -186,6 +186,8 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
   // Register blocking: rows x vectors accumulators, bounded by the register file (32 vector
   // registers with AVX-512, 16 below): leave room for the B vectors and one broadcast.
   int registers = target.vector_bits >= 512 ? 32 : 16;
+  // The most rows a tile of `w` vectors can have.
+  auto rows_for = [&](int w) { return (registers - w - 2) / w; };
   int64_t per = n.indices[v].extent / width;
   int vecs = per % 3 == 0 && registers >= 32 ? 3 : per % 2 == 0 ? 2 : 1;
   // A vector count that neither 2 nor 3 divides (80 channels: 5 of 16 lanes) takes its largest
@@ -198,12 +200,11 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
   // with 4 rows of 5 vectors).
   int64_t row_extent = row >= 0 ? n.indices[row].extent : 1;
   for (int d = (registers - 2) / 3; vecs == 1 && per % 3 != 0 && d >= 2; --d)
-    if (per % d == 0 && (row_extent <= (registers - d - 2) / d || row_extent > registers - 3))
-      vecs = d;
+    if (per % d == 0 && (row_extent <= rows_for(d) || row_extent > rows_for(1))) vecs = d;
   s.tile_sizes[v] = width * vecs;
   s.unroll = vecs;
   if (row >= 0) {
-    int max_rows = std::max(1, (registers - vecs - 2) / vecs);
+    int max_rows = std::max(1, rows_for(vecs));
     int64_t e = n.indices[row].extent;
     int64_t best = 1;
     for (int64_t t = std::min<int64_t>(max_rows, e); t >= 1; --t)
