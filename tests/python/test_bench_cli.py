@@ -52,16 +52,23 @@ def test_training_step_and_streams(tessera, tmp_path):
     assert json.loads(out.read_text())["results"][0]["passes"] == 4
 
 
-def test_emitted_program_runs_with_its_weights(tessera, tmp_path):
+def emitted(tessera, tmp_path, model):
+    """`tessera bench MODEL --emit-tile` at batch 2: the directory and the `--in` options that feed
+    its program the image and the weights it wrote."""
     d = tmp_path / "m"
-    tessera("bench", "small_resnet", "--batch", "2", "--emit-tile", d, *SMALL)
-    spec = json.loads((d / "small_resnet.spec.json").read_text())["inputs"]
-    graph = json.loads((d / "small_resnet.graph.json").read_text())
+    tessera("bench", model, "--batch", "2", "--emit-tile", d, *SMALL)
+    spec = json.loads((d / f"{model}.spec.json").read_text())["inputs"]
+    graph = json.loads((d / f"{model}.graph.json").read_text())
     weights = [w["name"] for w in graph["weights"]]
     assert list(spec) == ["X"] + weights or sorted(spec) == sorted(["X"] + weights)
     args = ["--in", f"X={d / 'X.npy'}"]
     for name in weights:
         args += ["--in", f"{name}={d / 'weights' / (name + '.npy')}"]
+    return d, args
+
+
+def test_emitted_program_runs_with_its_weights(tessera, tmp_path):
+    d, args = emitted(tessera, tmp_path, "small_resnet")
     tessera("run", d / "small_resnet.tile", *args, "--out-dir", tmp_path / "o")
     y = np.load(tmp_path / "o" / "Y.npy")
     assert y.shape == (2, 10) and np.isfinite(y).all()
@@ -73,11 +80,21 @@ def test_emitted_program_runs_with_its_weights(tessera, tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "oc" / "Y.npy"), y, rtol=1e-4, atol=1e-6)
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert stats["epilogues_folded"] > 0 and stats["constants_folded"] > 0
-    # Panels: none here (no kernel of this small network splits its weights into vector tiles;
-    # its dense layer's 10 classes are one tile); ConstantsTest covers them.
     # The spec alone runs it too (random weights), as `tessera tune` takes it.
     tessera("run", d / "small_resnet.tile", "--spec", d / "small_resnet.spec.json", "--random", "1",
             "--out-dir", tmp_path / "o2")
+
+
+def test_emitted_weights_compiled_in_are_read_from_panels(tessera, tmp_path):
+    # MobileNetV2's 1x1 convolutions split their weights into vector tiles, laid out tile by tile
+    # while compiling (small_resnet's kernels each take all their weights' columns in one tile).
+    d, args = emitted(tessera, tmp_path, "mobilenet_v2")
+    tessera("run", d / "mobilenet_v2.tile", *args, "--out-dir", tmp_path / "o", "--device", "cpu")
+    tessera("run", d / "mobilenet_v2.tile", *args, "--const-except", "X", "--out-dir", tmp_path / "oc",
+            "--stats", tmp_path / "stats.json", "--device", "cpu")
+    assert json.loads((tmp_path / "stats.json").read_text())["constant_panels"] > 0
+    np.testing.assert_allclose(np.load(tmp_path / "oc" / "Y.npy"), np.load(tmp_path / "o" / "Y.npy"),
+                               rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize("args, message", [
