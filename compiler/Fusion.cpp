@@ -5,6 +5,7 @@
 
 #include "compiler/ConcatInPlace.h"
 #include "compiler/LowerContraction.h"
+#include "compiler/OutputBasis.h"
 
 namespace tessera::compiler {
 
@@ -19,14 +20,26 @@ bool is_plain_elementwise(const tile::BoundStatement &s) {
   return !s.is_contraction() && !is_special(s);
 }
 
+bool reaches(const tile::BoundExpr &e, const std::string &name, const tile::BoundProgram &p,
+             const FusionPlan &plan);
+
+// Whether reading tensor `t` in a kernel, with the inlined statements it reaches expanded, reads
+// `name`.
+bool reaches(const std::string &t, const std::string &name, const tile::BoundProgram &p,
+             const FusionPlan &plan) {
+  if (t == name) return true;
+  if (!plan.inlined(t)) return false;
+  const auto &s = p.statements[plan.position.at(t)];
+  if (!s.is_contraction()) return reaches(*s.expr(), name, p, plan);
+  for (const auto &in : s.contraction().inputs)
+    if (reaches(in.tensor, name, p, plan)) return true;
+  return false;
+}
+
 // Whether `e`, with the inlined statements it reaches expanded, reads `name`.
 bool reaches(const tile::BoundExpr &e, const std::string &name, const tile::BoundProgram &p,
              const FusionPlan &plan) {
-  if (e.kind == tile::Expr::Kind::Ref) {
-    if (e.name == name) return true;
-    if (!plan.inlined(e.name)) return false;
-    return reaches(*p.statements[plan.position.at(e.name)].expr(), name, p, plan);
-  }
+  if (e.kind == tile::Expr::Kind::Ref) return reaches(e.name, name, p, plan);
   for (const auto &a : e.args)
     if (reaches(*a, name, p, plan)) return true;
   return false;
@@ -42,6 +55,7 @@ bool reached_in_place(const tile::BoundExpr &e, const std::string &name,
     if (e.name == name) return e.shape == shape;
     if (!plan.inlined(e.name)) return true;
     const auto &s = p.statements[plan.position.at(e.name)];
+    if (s.is_contraction()) return !reaches(e.name, name, p, plan);
     if (s.type.shape != shape) return !reaches(*s.expr(), name, p, plan);
     return reached_in_place(*s.expr(), name, shape, p, plan);
   }
@@ -81,6 +95,80 @@ int depth_of(const tile::BoundExpr &e) {
   int d = 0;
   for (const auto &a : e.args) d = std::max(d, depth_of(*a));
   return d + 1;
+}
+
+// Whether `s` is an `=` copy that permutes dimensions (FusionPlan::permutations) and keeps the
+// innermost one innermost: a reader that loads it in place reads its input as contiguously as it
+// would read the copy. (A transpose of the last two dimensions would turn a kernel's vector loads
+// into gathers, repeated wherever the reader reuses an element: it keeps its own kernel.)
+bool is_permutation(const tile::BoundProgram &p, const tile::BoundStatement &s) {
+  if (!s.is_contraction()) return false;
+  const tile::BoundContraction &c = s.contraction();
+  if (c.agg != tile::AggOp::Assign || c.comb != tile::CombOp::None || c.inputs.size() != 1 ||
+      !c.constraints.empty() || c.default_tensor || c.indices.size() != c.output.dims.size())
+    return false;
+  const auto &in = p.type_of(c.inputs[0].tensor);
+  if (in.dtype != s.type.dtype) return false;
+  std::vector<int64_t> extent(c.indices.size(), 0);  // per index: its output dimension's size
+  for (size_t d = 0; d < c.output.dims.size(); ++d) {
+    auto j = c.output.dims[d].plain_index();
+    if (!j || extent[*j] != 0) return false;
+    extent[*j] = s.type.shape[d];
+  }
+  for (size_t d = 0; d < in.shape.size(); ++d) {
+    const tile::Affine &f = c.inputs[0].dims[d];
+    if (f.is_constant()) {
+      if (!f.constant.is_integer() || f.constant.num < 0 || f.constant.num >= in.shape[d])
+        return false;
+    } else if (auto j = f.plain_index(); !j || extent[*j] > in.shape[d]) {
+      return false;
+    }
+  }
+  auto innermost = [](const std::vector<int64_t> &shape) -> std::optional<size_t> {
+    for (size_t d = shape.size(); d-- > 0;)
+      if (shape[d] != 1) return d;
+    return std::nullopt;
+  };
+  auto out_last = innermost(s.type.shape), in_last = innermost(in.shape);
+  if (!out_last) return true;
+  return in_last &&
+         c.inputs[0].dims[*in_last].plain_index() == c.output.dims[*out_last].plain_index();
+}
+
+// Whether contraction `r` reads tensor `t` (of `shape`) along its own output's innermost
+// dimension: the operand its kernel loads as vectors and reads again for every tile of output
+// rows. Such an operand keeps a compact copy of a permutation, which those reads stream from; in
+// place they would be short runs a row of the source apart (BERT's values: 128-byte runs 3 KB
+// apart took its attention product from 0.155 ms, plus 0.026 for the copy, to 0.205 in the network,
+// Intel kind).
+bool read_along_output(const tile::BoundStatement &r, const std::string &t,
+                       const std::vector<int64_t> &shape) {
+  const tile::BoundContraction &c = r.contraction();
+  std::optional<size_t> index;  // the output's innermost index
+  for (size_t d = c.output.dims.size(); d-- > 0;)
+    if (r.type.shape[d] != 1) {
+      index = c.output.dims[d].plain_index();
+      break;
+    }
+  for (const auto &in : c.inputs) {
+    if (in.tensor != t) continue;
+    for (size_t d = shape.size(); d-- > 0;)
+      if (shape[d] != 1) {
+        if (!index || !(in.dims[d].coeffs[*index] == tile::Rational(0))) return true;
+        break;
+      }
+  }
+  return false;
+}
+
+// The points of contraction `s`'s box: at least as many as the points it computes.
+double domain_points(const tile::BoundProgram &p, const tile::BoundStatement &s) {
+  BasisChange change = change_output_basis(s.contraction());
+  DomainBounds b = compute_bounds(p, s, change.contraction, change.integrality);
+  double n = b.empty ? 0 : 1;
+  for (size_t j = 0; j < b.lo.size() && n > 0; ++j)
+    n *= static_cast<double>(std::max<int64_t>(b.hi[j] - b.lo[j] + 1, 0));
+  return n;
 }
 
 // A reshape whose readers can read its input in its place: the same elements in the same order.
@@ -145,22 +233,69 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
   // How deep in its kernel's tree a statement's own tree starts, at most (0 for a root), and how
   // many copies of it the tree holds.
   std::map<std::string, int> starts_at, copies;
+  // Whether `s` ends a chain of elementwise statements, each read only by later ones of the
+  // chain, that starts at a contraction: the chain is that contraction's epilogue (below), which
+  // computing `s` inside a contraction that reads it would take away (ResNet's last convolution,
+  // batch norm, residual add and relu, read by the global average pool, stay one kernel).
+  // Statements are decided latest first, so that each one's readers in the chain are known.
+  auto ends_epilogue_chain = [&](const tile::BoundStatement &s) {
+    std::set<std::string> chain{s.output};
+    std::set<size_t> todo;  // positions
+    auto add_reads = [&](const tile::BoundStatement &t) {
+      for (const auto &r : statement_reads(t))
+        if (by_name.count(r)) todo.insert(plan.position.at(r));
+    };
+    add_reads(s);
+    for (int seen = 0; !todo.empty(); ++seen) {
+      if (seen > kMaxFusedDepth) return true;
+      const tile::BoundStatement &t = p.statements[*todo.rbegin()];
+      todo.erase(std::prev(todo.end()));
+      const auto &rs = consumers[t.output];
+      if (!std::all_of(rs.begin(), rs.end(), [&](auto *r) { return chain.count(r->output); }))
+        continue;
+      if (t.is_contraction()) return true;
+      if (!is_plain_elementwise(t)) continue;
+      chain.insert(t.output);
+      add_reads(t);
+    }
+    return false;
+  };
   // Later statements first, so a chain a -> b -> c resolves to c's kernel.
   for (auto it = p.statements.rbegin(); it != p.statements.rend(); ++it) {
     const auto &s = *it;
     const auto &readers = consumers[s.output];
     if (outputs.count(s.output) || readers.empty() || plan.view_of.count(s.output)) continue;
-    // Every reader must be computed by one kernel, as elementwise code.
+    // Every reader must be computed by one kernel, as elementwise code or a contraction.
     const std::string &root = plan.owner[readers[0]->output];
     int start = 0, n_copies = 0;
-    bool one_kernel = true;
+    bool one_kernel = true, all_contractions = true, read_once = true;
     for (const auto *r : readers) {
-      one_kernel = one_kernel && is_plain_elementwise(*r) && plan.owner[r->output] == root;
+      const bool contraction = r->is_contraction() && !assign_may_write_twice(p, *r);
+      one_kernel =
+          one_kernel && (contraction || is_plain_elementwise(*r)) && plan.owner[r->output] == root;
       if (!one_kernel) break;
-      start = std::max(start, starts_at[r->output] + depth_of(*r->expr()));
+      all_contractions = all_contractions && contraction;
+      // A contraction's own tree (the combination of its inputs) is shallow.
+      start = std::max(start, starts_at[r->output] + (contraction ? 2 : depth_of(*r->expr())));
       n_copies += reads_by[{s.output, r->output}] * std::max(copies[r->output], 1);
+      // Computed inside a contraction, `s` is computed once per element the contraction reads.
+      if (contraction && is_plain_elementwise(s))
+        read_once = read_once && reads_by[{s.output, r->output}] == 1 &&
+                    domain_points(p, *r) <= static_cast<double>(s.type.elements());
     }
     if (!one_kernel || n_copies > kMaxCopies) continue;
+    const bool contraction_readers =
+        std::any_of(readers.begin(), readers.end(), [](auto *r) { return r->is_contraction(); });
+    if (contraction_readers) {
+      if (all_contractions && is_permutation(p, s) &&
+          std::none_of(readers.begin(), readers.end(),
+                       [&](auto *r) { return read_along_output(*r, s.output, s.type.shape); })) {
+        plan.owner[s.output] = root;
+        plan.permutations.insert(s.output);
+        continue;
+      }
+      if (!is_plain_elementwise(s) || !read_once || ends_epilogue_chain(s)) continue;
+    }
     if (is_plain_elementwise(s)) {
       if (start + depth_of(*s.expr()) > kMaxFusedDepth) continue;
       if (s.type.elements() * kHoistRatio <= by_name[root]->type.elements() && costly(*s.expr()))
@@ -170,9 +305,10 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
       plan.owner[s.output] = root;
       continue;
     }
-    if (!s.is_contraction() || plan.contraction_of.count(root) || assign_may_write_twice(p, s))
-      continue;
     const auto &rs = *by_name[root];
+    if (!s.is_contraction() || rs.is_contraction() || plan.contraction_of.count(root) ||
+        assign_may_write_twice(p, s))
+      continue;
     if (rs.type.shape != s.type.shape ||
         !reached_in_place(*rs.expr(), s.output, rs.type.shape, p, plan))
       continue;

@@ -1,12 +1,16 @@
 // Which statements of a bound program get their own kernel and which are computed inside
-// another's: an elementwise statement inlines into the kernel that computes all its readers, a
+// another's: an elementwise statement inlines into the kernel that computes all its readers (a
+// contraction among them when it reads each element at most once: a reduction's input), a
 // contraction read only by an elementwise kernel of its shape becomes that kernel's body (the
-// kernel is its epilogue), a reshape is no kernel at all: its readers read its input, and the parts
-// of a concatenation are stored in place by their own kernels (ConcatInPlace.h).
+// kernel is its epilogue), an `=` copy that permutes dimensions and keeps the innermost one is
+// read in place by the contractions that read it (attention's heads split from the hidden
+// dimension), a reshape is no kernel at all: its readers read its input, and the parts of a
+// concatenation are stored in place by their own kernels (ConcatInPlace.h).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +23,9 @@ struct FusionPlan {
   std::map<std::string, std::string> owner;
   /// Root elementwise statement -> the contraction computed as its prologue, if any.
   std::map<std::string, std::string> contraction_of;
+  /// Inlined `=` copies whose readers load their input in place: each output dimension a plain
+  /// index of its own, each input dimension a plain index or a constant.
+  std::set<std::string> permutations;
   /// Statement name -> its position in the program's statements (lookups stay logarithmic in
   /// programs of 100,000 statements).
   std::map<std::string, size_t> position;

@@ -15,20 +15,24 @@ using tile::CombOp;
 
 Type scalar(tile::DType t) { return Type{t, 1}; }
 
-// The flat element offset of `a` into a tensor of `shape`; fractional forms are exact after the
+// The value of the affine form `f` at the nest's point; fractional forms are exact after the
 // divisibility guards.
+Expr affine_value(const tile::Affine &f, const std::vector<NestIndex> &ix) {
+  int64_t den = f.constant.den;
+  for (const auto &c : f.coeffs) den = std::lcm(den, c.den);
+  std::vector<int64_t> coeffs;
+  for (const auto &c : f.coeffs) coeffs.push_back(c.num * (den / c.den));
+  Expr e = linear_expr(coeffs, f.constant.num * (den / f.constant.den), ix);
+  return den == 1 ? e : Binary::make(Op::Div, e, IntImm::make(den));
+}
+
+// The flat element offset of `a` into a tensor of `shape`.
 Expr access_index(const tile::BoundAccess &a, const std::vector<int64_t> &shape,
                   const std::vector<NestIndex> &ix) {
   Expr idx;
   int64_t stride = 1;
   for (size_t d = shape.size(); d-- > 0;) {
-    const tile::Affine &f = a.dims[d];
-    int64_t den = f.constant.den;
-    for (const auto &c : f.coeffs) den = std::lcm(den, c.den);
-    std::vector<int64_t> coeffs;
-    for (const auto &c : f.coeffs) coeffs.push_back(c.num * (den / c.den));
-    Expr e = linear_expr(coeffs, f.constant.num * (den / f.constant.den), ix);
-    if (den != 1) e = Binary::make(Op::Div, e, IntImm::make(den));
+    Expr e = affine_value(a.dims[d], ix);
     if (shape[d] != 1) {
       Expr term = stride == 1 ? e : Binary::make(Op::Mul, e, IntImm::make(stride));
       idx = idx ? Binary::make(Op::Add, term, idx) : term;
@@ -72,6 +76,12 @@ ContractionNest contraction_nest(const tile::BoundStatement &s, const tile::Boun
   std::vector<Expr> loads;
   for (const auto &in : c.inputs) {
     const auto &t = p.type_of(in.tensor);
+    if (ctx.plan.inlined(in.tensor)) {  // computed or permuted in place (Fusion.h)
+      std::vector<Expr> coords;
+      for (const auto &f : in.dims) coords.push_back(affine_value(f, n.indices));
+      loads.push_back(value_at(in.tensor, coords, ctx));
+      continue;
+    }
     loads.push_back(Load::make(scalar(t.dtype), ctx.plan.storage(in.tensor),
                                access_index(in, t.shape, n.indices)));
   }

@@ -64,23 +64,36 @@ Expr broadcast_index(const std::vector<int64_t> &shape, const std::vector<Expr> 
   return idx;
 }
 
+Expr value_at(const std::string &name, const std::vector<Expr> &coords,
+              const ElementwiseContext &ctx) {
+  const auto &type = ctx.program.type_of(name);
+  if (name == ctx.acc_tensor) return Var::make(scalar(type.dtype), kAccName);
+  if (ctx.plan.inlined(name)) {
+    const auto &s = ctx.program.statements[ctx.plan.position.at(name)];
+    if (!s.is_contraction()) return convert_value(lower_value(*s.expr(), coords, ctx), type.dtype);
+    if (ctx.plan.permutations.count(name)) {
+      // Its element at `coords` is its input's at the same index values (Fusion.h).
+      const tile::BoundContraction &c = s.contraction();
+      std::vector<Expr> of_index(c.indices.size());
+      for (size_t d = 0; d < coords.size(); ++d)
+        of_index[*c.output.dims[d].plain_index()] = coords[d];
+      std::vector<Expr> at;
+      for (const auto &f : c.inputs[0].dims)
+        at.push_back(f.is_constant() ? IntImm::make(f.constant.num) : of_index[*f.plain_index()]);
+      return convert_value(value_at(c.inputs[0].tensor, at, ctx), type.dtype);
+    }
+  }
+  return Load::make(scalar(type.dtype), ctx.plan.storage(name),
+                    broadcast_index(type.shape, coords));
+}
+
 Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords,
                  const ElementwiseContext &ctx) {
   tile::DType t = e.type.dtype;
   switch (e.kind) {
     case tile::Expr::Kind::Int:
     case tile::Expr::Kind::Float: return literal(e, t);
-    case tile::Expr::Kind::Ref: {
-      const auto &type = ctx.program.type_of(e.name);
-      if (e.name == ctx.acc_tensor) return Var::make(scalar(type.dtype), kAccName);
-      if (ctx.plan.inlined(e.name)) {
-        const auto &s = ctx.program.statements[ctx.plan.position.at(e.name)];
-        if (!s.is_contraction())
-          return convert_value(lower_value(*s.expr(), coords, ctx), type.dtype);
-      }
-      return Load::make(scalar(type.dtype), ctx.plan.storage(e.name),
-                        broadcast_index(type.shape, coords));
-    }
+    case tile::Expr::Kind::Ref: return value_at(e.name, coords, ctx);
     case tile::Expr::Kind::Call: break;
   }
   const auto kind = tile::intrinsic_info(e.op).kind;

@@ -23,6 +23,12 @@ struct ElementwiseContext {
 /// coordinates of a (larger or equal rank) iteration space.
 Expr broadcast_index(const std::vector<int64_t> &shape, const std::vector<Expr> &coords);
 
+/// The element of the tensor `name` at `coords` (one i64 expression per dimension of its shape)
+/// as a kernel reads it: the contraction fused as its prologue (ctx.acc_tensor), the value of a
+/// statement inlined into the kernel, or a load from the tensor's storage.
+Expr value_at(const std::string &name, const std::vector<Expr> &coords,
+              const ElementwiseContext &ctx);
+
 /// The value of `e` at `coords` (one i64 expression per dimension of e.shape), in e's dtype.
 Expr lower_value(const tile::BoundExpr &e, const std::vector<Expr> &coords,
                  const ElementwiseContext &ctx);

@@ -354,6 +354,65 @@ TEST(LowerVsInterp, ConcatenationPartsAreStoredInPlace) {
   EXPECT_EQ(copies(chain(24, 8, ""), two), 2u);
 }
 
+// A layer norm's variance as frameworks write it: the squares are computed inside the reduction
+// that reads each of them once; the centred values, read by the normalisation too, keep their
+// kernel. A product that reads its input many times (a matrix product) does not compute it in
+// place, nor does a pool the epilogue (bias, relu) of the convolution it reads.
+TEST(LowerVsInterp, ReductionsComputeAnInputTheyReadOnceInPlace) {
+  auto steps = [&](const std::string &text, const std::map<std::string, TensorType> &in) {
+    expect_matches_interp(text, in, avx512());
+    std::vector<std::vector<std::string>> fused;
+    for (const auto &step : lower(bind_text(text, in), avx512()).steps) fused.push_back(step.fused);
+    return fused;
+  };
+  using Steps = std::vector<std::vector<std::string>>;
+  const std::string norm = R"(function (X[N, K]) -> (O) {
+    S[n, 0 : N, 1] = +(X[n, k]);
+    C = X - S / 48.0;
+    Q = C * C;
+    V[n, 0 : N, 1] = +(Q[n, k]);
+    O = C / sqrt(V / 48.0 + 0.001);
+  })";
+  EXPECT_EQ(steps(norm, {{"X", f32({5, 48})}}), (Steps{{"S"}, {"C"}, {"Q", "V"}, {"O"}}));
+
+  const std::string product = R"(function (A[M, K], B[K, N]) -> (Y) {
+    T = A * 2.0;
+    Y[m, n : M, N] = +(T[m, k] * B[k, n]);
+  })";
+  EXPECT_EQ(steps(product, {{"A", f32({6, 5})}, {"B", f32({5, 32})}}), (Steps{{"T"}, {"Y"}}));
+
+  const std::string pool = R"(function (I[N, H, W, CI], K[CI, CO], B[CO]) -> (P) {
+    O[n, x, y, co : N, H, W, CO] = +(I[n, x, y, ci] * K[ci, co]);
+    R = relu(O + B);
+    P[n, c : N, CO] = +(R[n, x, y, c]);
+  })";
+  EXPECT_EQ(steps(pool, {{"I", f32({1, 3, 4, 8})}, {"K", f32({8, 32})}, {"B", f32({32})}}),
+            (Steps{{"O", "R"}, {"P"}}));
+}
+
+// Attention's heads split from the hidden dimension as a framework writes it: `=` copies that
+// permute dimensions. The queries' copy, which keeps the innermost dimension innermost and which
+// the product reads as its broadcast operand, is read in place: no kernel, no buffer. The keys'
+// transpose (innermost moved) and the values' copy (read as the product's vectors, along its
+// output's innermost dimension) keep their kernels.
+TEST(LowerVsInterp, PermutationsAProductBroadcastsAreReadInPlace) {
+  const std::string attention = R"(function (Q[M, H, D], K[M, H, D], V[M, H, D]) -> (O) {
+    Q2[h, m, d : H, M, D] = =(Q[m, h, d]);
+    K2[h, d, n : H, D, M] = =(K[n, h, d]);
+    S[h, m, n : H, M, M] = +(Q2[h, m, d] * K2[h, d, n]);
+    V2[h, n, d : H, M, D] = =(V[n, h, d]);
+    O[h, m, d : H, M, D] = +(S[h, m, n] * V2[h, n, d]);
+  })";
+  std::map<std::string, TensorType> in = {
+      {"Q", f32({7, 3, 32})}, {"K", f32({7, 3, 32})}, {"V", f32({7, 3, 32})}};
+  expect_matches_interp(attention, in, avx512());
+  auto lowered = lower(bind_text(attention, in), avx512());
+  std::vector<std::vector<std::string>> fused;
+  for (const auto &step : lowered.steps) fused.push_back(step.fused);
+  EXPECT_EQ(fused, (std::vector<std::vector<std::string>>{{"K2"}, {"Q2", "S"}, {"V2"}, {"O"}}));
+  for (const auto &b : lowered.buffers) EXPECT_NE(b.name, "Q2");
+}
+
 TEST(Lower, GatherAndReshapeCopiesAreVectorizedNests) {
   auto lowered = lower(bind_text("function (T[N, M], I[K]) -> (O, R) { O = gather(T, I); "
                                  "R = reshape(T, 2, 160); }",
