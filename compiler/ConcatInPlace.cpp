@@ -66,8 +66,8 @@ bool tiles_exactly(const tile::BoundProgram &p, const Chain &c, const std::vecto
   return covered == whole;
 }
 
-// Whether the kernel computing `part` (its root) stores every element of it: elementwise kernels
-// do; a contraction's may leave elements outside its output box to the device's zero fill.
+}  // namespace
+
 bool stores_whole(const tile::BoundProgram &p, const FusionPlan &plan, const std::string &part) {
   const auto &root = p.statements[plan.position.at(part)];
   const tile::BoundStatement *contraction = root.is_contraction() ? &root : nullptr;
@@ -77,8 +77,6 @@ bool stores_whole(const tile::BoundProgram &p, const FusionPlan &plan, const std
   ElementwiseContext ctx{p, plan, ""};
   return contraction_nest(*contraction, root, ctx).stores_every_element(root.type.shape);
 }
-
-}  // namespace
 
 void place_concatenations(const tile::BoundProgram &p, FusionPlan &plan) {
   std::set<std::string> outputs, inputs;
@@ -135,7 +133,7 @@ void place_concatenations(const tile::BoundProgram &p, FusionPlan &plan) {
     if (!ok) continue;
     in_place.insert(result);
     for (size_t i = 0; i < c.links.size(); ++i) {
-      plan.placed[c.parts[i]] = {result, c.offsets[i]};
+      plan.placed[c.parts[i]] = {result, c.offsets[i], {}};
       plan.assembled_in[c.links[i]] = result;
     }
   }
@@ -155,7 +153,8 @@ void store_in_place(ContractionNest &nest, const FusionPlan::Placement &placemen
                     const std::vector<int64_t> &buffer_shape) {
   std::vector<Expr> coords;
   for (size_t d = 0; d < placement.offset.size(); ++d) {
-    Expr x = Var::make(Type::i64(), nest.indices[d].name);
+    size_t from = placement.from.empty() ? d : placement.from[d];
+    Expr x = Var::make(Type::i64(), nest.indices[from].name);
     coords.push_back(placement.offset[d] == 0
                          ? x
                          : Binary::make(Binary::Op::Add, x, IntImm::make(placement.offset[d])));

@@ -21,8 +21,13 @@ namespace tessera::compiler {
 /// program output) or itself such a concatenation (whose parts then go to the outer buffer).
 void place_concatenations(const tile::BoundProgram &program, FusionPlan &plan);
 
+/// Whether the kernel computing `part` (its root) stores every element of it: elementwise kernels
+/// do; a contraction's may leave elements outside its output box to the device's zero fill.
+bool stores_whole(const tile::BoundProgram &program, const FusionPlan &plan,
+                  const std::string &part);
+
 /// `nest`, which stores a placed tensor, storing into its placement's buffer (of `buffer_shape`)
-/// instead, each element at its coordinates plus the placement's offset.
+/// instead, each element where its placement puts it.
 void store_in_place(ContractionNest &nest, const FusionPlan::Placement &placement,
                     const std::vector<int64_t> &buffer_shape);
 

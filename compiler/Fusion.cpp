@@ -6,6 +6,7 @@
 #include "compiler/ConcatInPlace.h"
 #include "compiler/LowerContraction.h"
 #include "compiler/OutputBasis.h"
+#include "compiler/PermuteInPlace.h"
 
 namespace tessera::compiler {
 
@@ -318,6 +319,7 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
     plan.contraction_of[root] = s.output;
   }
   place_concatenations(p, plan);
+  place_permutations(p, plan);
   return plan;
 }
 

@@ -32,11 +32,14 @@ struct FusionPlan {
   /// Reshape statement -> the tensor whose elements it is, in the same order (never itself a
   /// view). Such a reshape has no step and no buffer.
   std::map<std::string, std::string> view_of;
-  /// Where a part of a concatenation done in place lives (ConcatInPlace.h): its element x is
-  /// element x + offset of `buffer`'s tensor, which its own kernel stores it into.
+  /// Where a part of a concatenation done in place (ConcatInPlace.h), or the input of a
+  /// permutation done in place (PermuteInPlace.h), lives: its element x is element y of
+  /// `buffer`'s tensor, y[d] = x[from[d]] + offset[d] (from empty: x[d]), which its own kernel
+  /// stores it into.
   struct Placement {
     std::string buffer;
     std::vector<int64_t> offset;
+    std::vector<size_t> from;
   };
   std::map<std::string, Placement> placed;
   /// The `=` links of those concatenations -> the buffer that holds them. They run no step.

@@ -413,6 +413,36 @@ TEST(LowerVsInterp, PermutationsAProductBroadcastsAreReadInPlace) {
   for (const auto &b : lowered.buffers) EXPECT_NE(b.name, "Q2");
 }
 
+// Attention's heads merged back into the hidden dimension: the product stores each element where
+// the permuting copy would put it, and the copy runs no step (no buffer for the product). A copy
+// that moves the innermost dimension (a transpose: scattered stores) stays a kernel.
+TEST(LowerVsInterp, PermutationOfAKernelsOutputIsStoredInPlace) {
+  auto text = [](const std::string &permutation) {
+    return R"(function (A[H, M, K], B[H, K, D], W[C, F]) -> (Y) {
+      T[h, m, d : H, M, D] = +(A[h, m, k] * B[h, k, d]);
+      )" + permutation +
+           R"(
+      R = reshape(P, M, H * D);
+      Y[m, f : M, F] = +(R[m, c] * W[c, f]);
+    })";
+  };
+  std::map<std::string, TensorType> in = {
+      {"A", f32({3, 5, 4})}, {"B", f32({3, 4, 32})}, {"W", f32({96, 16})}};
+  auto steps = [&](const std::string &program) {
+    expect_matches_interp(program, in, avx512());
+    auto lowered = lower(bind_text(program, in), avx512());
+    std::vector<std::string> names;
+    for (const auto &step : lowered.steps) names.push_back(step.kernel.name);
+    for (const auto &b : lowered.buffers) names.push_back("buffer " + b.name);
+    return names;
+  };
+  EXPECT_EQ(steps(text("P[m, h, d : M, H, D] = =(T[h, m, d]);")),
+            (std::vector<std::string>{"T", "Y", "buffer A", "buffer B", "buffer P", "buffer W",
+                                      "buffer Y"}));
+  auto transposed = text("P[m, d, h : M, D, H] = =(T[h, m, d]);");
+  EXPECT_EQ(steps(transposed)[1], "P");
+}
+
 TEST(Lower, GatherAndReshapeCopiesAreVectorizedNests) {
   auto lowered = lower(bind_text("function (T[N, M], I[K]) -> (O, R) { O = gather(T, I); "
                                  "R = reshape(T, 2, 160); }",
