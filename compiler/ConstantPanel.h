@@ -40,6 +40,9 @@ struct ConstantPanels {
   std::set<std::string> constants;
   std::vector<ConstantPanel> panels;
   std::map<std::string, int64_t> prefetch_ahead;
+  /// The device's cores (0: not known): kernels reading panels choose between splitting vector
+  /// tiles and rows among them (apply_shared_panel).
+  int cores = 0;
 
   /// The panel of `p`'s layout (named here), added unless an equal one is there.
   const ConstantPanel &add(ConstantPanel p);

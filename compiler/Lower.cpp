@@ -215,7 +215,7 @@ Step finished_step(const tile::BoundProgram &program, const PlannedStep &planned
   // (PoCL): a work-item there reads its vector tile's panel straight through. A SIMT GPU's
   // neighbouring work-items read neighbouring columns of the weights as they are (coalesced).
   bool filled = !constants.empty() && (!is_gpu_schedule(in_network) || wide_vector_target(target));
-  ConstantPanels panels{constants, {}, {}};
+  ConstantPanels panels{constants, {}, {}, target.cores};
   step.kernel =
       finish_kernel(step_kernel(program, planned, in_network, filled ? &panels : nullptr), target);
   step.panels = std::move(panels.panels);

@@ -163,17 +163,23 @@ TEST(SharedPanel, ConstantWeightsWithFewMultiplyAddsPerByteSplitRows) {
   // kernel before wrote there; at 9 * 128 / 4 = 288 the loop over vector tiles shares each tile's
   // panel. With vector tiles outermost, a depthwise convolution splits rows all the same. Both
   // only where the rows give as many parallel iterations as the tiles: 3 row tiles of 4 rows
-  // against 3 vector tiles of 32 lanes, not against 4 tiles (of 16 lanes, or 32 of 128 channels).
-  const std::string depthwise =
-      "function (I[N, H, W, C], K[KH, KW, C]) -> (O) { O[n, x, y, c : N, 12, 12, C] = "
-      "+(I[n, x + i - 1, y + j - 1, c] * K[i, j, c]); }";
+  // against 3 vector tiles of 32 lanes, not against 4 tiles (of 16 lanes, or 32 of 128 channels);
+  // or where the interior's rows split into whole tiles that the cores divide (12 interior rows of
+  // a 14x14 image in 2 tiles on 2 cores, not on 4; a 7x7 image's 5 in one tile).
+  auto depthwise_on = [](int out) {
+    std::string o = std::to_string(out);
+    return "function (I[N, H, W, C], K[KH, KW, C]) -> (O) { O[n, x, y, c : N, " + o + ", " + o +
+           ", C] = +(I[n, x + i - 1, y + j - 1, c] * K[i, j, c]); }";
+  };
+  const std::string depthwise = depthwise_on(12);
   const std::vector<int> rows_first = {0, 1, 2, 3, 4, 5, 6}, tiles_first = {3, 0, 1, 2, 4, 5, 6};
   struct Case {
     std::string text;
     std::map<std::string, TensorType> in;
     std::vector<int> order;
     std::string parallel;  // the outermost parallel loop's variable
-    int64_t vector_tile = 32;
+    int64_t vector_tile = 32, row_tile = 4;
+    int cores = 2;
   };
   std::vector<Case> cases = {
       {depthwise, {{"I", f32({1, 12, 12, 96})}, {"K", f32({3, 3, 96})}}, rows_first, "x_o"},
@@ -196,6 +202,25 @@ TEST(SharedPanel, ConstantWeightsWithFewMultiplyAddsPerByteSplitRows) {
        {{"I", f32({1, 12, 12, 32})}, {"K", f32({3, 3, 32, 64})}},
        tiles_first,
        "co_t"},
+      {depthwise_on(14),
+       {{"I", f32({1, 14, 14, 128})}, {"K", f32({3, 3, 128})}},
+       tiles_first,
+       "x_o",
+       32,
+       6},
+      {depthwise_on(14),
+       {{"I", f32({1, 14, 14, 128})}, {"K", f32({3, 3, 128})}},
+       tiles_first,
+       "c_t",
+       32,
+       6,
+       4},
+      {depthwise_on(7),
+       {{"I", f32({1, 7, 7, 128})}, {"K", f32({3, 3, 128})}},
+       tiles_first,
+       "c_t",
+       32,
+       5},
   };
   for (const auto &c : cases) {
     auto bound = tile::bind(tile::parse_program(c.text), c.in);
@@ -204,12 +229,12 @@ TEST(SharedPanel, ConstantWeightsWithFewMultiplyAddsPerByteSplitRows) {
     options.choose = [&](const ContractionNest &n, const Kernel &, const Schedule &model) {
       Schedule s = model;
       s.tile_sizes.assign(n.indices.size(), 1);
-      s.tile_sizes[1] = 4, s.tile_sizes[3] = c.vector_tile;
+      s.tile_sizes[1] = c.row_tile, s.tile_sizes[3] = c.vector_tile;
       s.vector_index = 3, s.vector_width = 16, s.unroll = static_cast<int>(c.vector_tile / 16);
       s.loop_order.assign(c.order.begin(), c.order.begin() + n.indices.size());
       return s;
     };
-    LoweredProgram lowered = lower(bound, avx512(), options);
+    LoweredProgram lowered = lower(bound, avx512(c.cores), options);
     const Stmt &body = lowered.steps.at(0).kernel.body;
     ParallelLoops p;
     p.visit_stmt(body);
