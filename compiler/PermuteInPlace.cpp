@@ -60,7 +60,7 @@ void place_permutations(const tile::BoundProgram &p, FusionPlan &plan) {
     for (const auto &r : statement_reads(s)) ++reads[r];
   for (const auto &s : p.statements) {
     auto from = permutation_of(p, s);
-    if (!from || plan.inlined(s.output) || plan.view_of.count(s.output) ||
+    if (!from || ends.count(s.output) || plan.inlined(s.output) || plan.view_of.count(s.output) ||
         plan.placed.count(s.output) || plan.assembled_in.count(s.output))
       continue;
     const std::string &part = s.contraction().inputs[0].tensor;
