@@ -215,6 +215,15 @@ void bench(BenchOptions o) {
         run_bench(program, o.config, [&](const std::string &phase) { progress(prefix + phase); });
     rows.push_back({batch, model.flops, std::move(r)});
   }
+  // Measured again after the timed passes, the better of the two: on a machine shared with other
+  // work one measurement can land in a slow phase (the Intel kind once gave 220 GFLOP/s where
+  // other calls gave 291-349, and BERT at 106% of that "peak").
+  if (peak.flops_per_second > 0) {
+    progress("measuring the CPU's FMA peak again");
+    bench::FmaPeak again =
+        bench::measure_fma_peak(static_cast<int>(std::thread::hardware_concurrency()));
+    if (again.flops_per_second > peak.flops_per_second) peak = again;
+  }
   progress.finish();
   print_table(o, device, rows, peak.flops_per_second);
 
