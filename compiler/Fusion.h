@@ -4,8 +4,9 @@
 // contraction read only by an elementwise kernel of its shape becomes that kernel's body (the
 // kernel is its epilogue), an `=` copy that permutes dimensions and keeps the innermost one is
 // read in place by the contractions that read it (attention's heads split from the hidden
-// dimension), a reshape is no kernel at all: its readers read its input, and the parts of a
-// concatenation are stored in place by their own kernels (ConcatInPlace.h).
+// dimension), a reshape is no kernel at all: its readers read its input, the parts of a
+// concatenation are stored in place by their own kernels (ConcatInPlace.h), and so is the input
+// of such a permuting copy that nothing else reads (PermuteInPlace.h).
 #pragma once
 
 #include <cstdint>
