@@ -564,10 +564,10 @@ std::optional<Stmt> apply_shared_panel(const ContractionNest &n, const Schedule 
       Schedule rows = s;
       if (!rows_first) activations_first(n, v, rows);
       int outer = outermost_tile_loop(n, rows);
-      if (outer >= 0 && tile_loop_count(n.indices[outer], rows.tile_sizes[outer]) >= tiles)
-        return Block::make(apply_regions(split_borders(n), rows, true, constants));
-      if (rows_split_evenly(split_borders(n)[0], rows, constants->cores))
-        return Block::make(apply_regions(split_borders(n), rows, true, constants));
+      std::vector<ContractionNest> regions = split_borders(n);
+      if ((outer >= 0 && tile_loop_count(n.indices[outer], rows.tile_sizes[outer]) >= tiles) ||
+          rows_split_evenly(regions[0], rows, constants->cores))
+        return Block::make(apply_regions(regions, rows, true, constants));
     }
   }
   Schedule inner = s;

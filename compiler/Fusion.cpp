@@ -98,44 +98,6 @@ int depth_of(const tile::BoundExpr &e) {
   return d + 1;
 }
 
-// Whether `s` is an `=` copy that permutes dimensions (FusionPlan::permutations) and keeps the
-// innermost one innermost: a reader that loads it in place reads its input as contiguously as it
-// would read the copy. (A transpose of the last two dimensions would turn a kernel's vector loads
-// into gathers, repeated wherever the reader reuses an element: it keeps its own kernel.)
-bool is_permutation(const tile::BoundProgram &p, const tile::BoundStatement &s) {
-  if (!s.is_contraction()) return false;
-  const tile::BoundContraction &c = s.contraction();
-  if (c.agg != tile::AggOp::Assign || c.comb != tile::CombOp::None || c.inputs.size() != 1 ||
-      !c.constraints.empty() || c.default_tensor || c.indices.size() != c.output.dims.size())
-    return false;
-  const auto &in = p.type_of(c.inputs[0].tensor);
-  if (in.dtype != s.type.dtype) return false;
-  std::vector<int64_t> extent(c.indices.size(), 0);  // per index: its output dimension's size
-  for (size_t d = 0; d < c.output.dims.size(); ++d) {
-    auto j = c.output.dims[d].plain_index();
-    if (!j || extent[*j] != 0) return false;
-    extent[*j] = s.type.shape[d];
-  }
-  for (size_t d = 0; d < in.shape.size(); ++d) {
-    const tile::Affine &f = c.inputs[0].dims[d];
-    if (f.is_constant()) {
-      if (!f.constant.is_integer() || f.constant.num < 0 || f.constant.num >= in.shape[d])
-        return false;
-    } else if (auto j = f.plain_index(); !j || extent[*j] > in.shape[d]) {
-      return false;
-    }
-  }
-  auto innermost = [](const std::vector<int64_t> &shape) -> std::optional<size_t> {
-    for (size_t d = shape.size(); d-- > 0;)
-      if (shape[d] != 1) return d;
-    return std::nullopt;
-  };
-  auto out_last = innermost(s.type.shape), in_last = innermost(in.shape);
-  if (!out_last) return true;
-  return in_last &&
-         c.inputs[0].dims[*in_last].plain_index() == c.output.dims[*out_last].plain_index();
-}
-
 // Whether contraction `r` reads tensor `t` (of `shape`) along its own output's innermost
 // dimension: the operand its kernel loads as vectors and reads again for every tile of output
 // rows. Such an operand keeps a compact copy of a permutation, which those reads stream from; in
@@ -205,6 +167,44 @@ std::vector<std::string> statement_reads(const tile::BoundStatement &s) {
   }
   collect(*s.expr(), out);
   return out;
+}
+
+std::optional<std::vector<size_t>> permutation_of(const tile::BoundProgram &p,
+                                                  const tile::BoundStatement &s) {
+  if (!s.is_contraction()) return std::nullopt;
+  const tile::BoundContraction &c = s.contraction();
+  if (c.agg != tile::AggOp::Assign || c.comb != tile::CombOp::None || c.inputs.size() != 1 ||
+      !c.constraints.empty() || c.default_tensor)
+    return std::nullopt;
+  const tile::BoundAccess &in = c.inputs[0];
+  const tile::TensorType &t = p.type_of(in.tensor);
+  const size_t r = s.type.shape.size();
+  if (t.dtype != s.type.dtype || t.shape.size() != r || c.indices.size() != r ||
+      c.output.dims.size() != r || in.dims.size() != r)
+    return std::nullopt;
+  std::vector<std::optional<size_t>> in_dim_of(r);  // per index: the input dimension it names
+  for (size_t d = 0; d < r; ++d) {
+    auto j = in.dims[d].plain_index();
+    if (!j || in_dim_of[*j]) return std::nullopt;
+    in_dim_of[*j] = d;
+  }
+  std::vector<size_t> from(r);
+  for (size_t d = 0; d < r; ++d) {
+    auto j = c.output.dims[d].plain_index();
+    if (!j || t.shape[*in_dim_of[*j]] != s.type.shape[d]) return std::nullopt;
+    from[d] = *in_dim_of[*j];
+  }
+  // The innermost dimension stays innermost, so that a kernel's vector loads (read in place) or
+  // stores (stored in place) stay contiguous: a transpose would gather or scatter them, and its
+  // readers would repeat the gathers wherever they reuse an element.
+  auto innermost = [](const std::vector<int64_t> &shape) {
+    size_t d = shape.size();
+    while (d > 0 && shape[d - 1] == 1) --d;
+    return d;  // one past it; 0 when every dimension is 1
+  };
+  size_t out_last = innermost(s.type.shape), in_last = innermost(t.shape);
+  if (out_last > 0 && from[out_last - 1] != in_last - 1) return std::nullopt;
+  return from;
 }
 
 FusionPlan plan_fusion(const tile::BoundProgram &p) {
@@ -288,11 +288,12 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
     const bool contraction_readers =
         std::any_of(readers.begin(), readers.end(), [](auto *r) { return r->is_contraction(); });
     if (contraction_readers) {
-      if (all_contractions && is_permutation(p, s) &&
-          std::none_of(readers.begin(), readers.end(),
-                       [&](auto *r) { return read_along_output(*r, s.output, s.type.shape); })) {
+      auto from = all_contractions ? permutation_of(p, s) : std::nullopt;
+      if (from && std::none_of(readers.begin(), readers.end(), [&](auto *r) {
+            return read_along_output(*r, s.output, s.type.shape);
+          })) {
         plan.owner[s.output] = root;
-        plan.permutations.insert(s.output);
+        plan.permutations[s.output] = *from;
         continue;
       }
       if (!is_plain_elementwise(s) || !read_once || ends_epilogue_chain(s)) continue;

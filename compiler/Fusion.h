@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,9 +25,9 @@ struct FusionPlan {
   std::map<std::string, std::string> owner;
   /// Root elementwise statement -> the contraction computed as its prologue, if any.
   std::map<std::string, std::string> contraction_of;
-  /// Inlined `=` copies whose readers load their input in place: each output dimension a plain
-  /// index of its own, each input dimension a plain index or a constant.
-  std::set<std::string> permutations;
+  /// Inlined permutations (permutation_of) -> their `from`: their readers load their input in
+  /// place, element x of the copy being the input's element y with y[from[d]] = x[d].
+  std::map<std::string, std::vector<size_t>> permutations;
   /// Statement name -> its position in the program's statements (lookups stay logarithmic in
   /// programs of 100,000 statements).
   std::map<std::string, size_t> position;
@@ -57,6 +58,13 @@ struct FusionPlan {
 };
 
 FusionPlan plan_fusion(const tile::BoundProgram &program);
+
+/// Where `s` is an `=` copy P[...] = =(T[...]) that only permutes T's dimensions (each dimension of
+/// both one index of its own, over the same extents: every element of both once) and keeps the
+/// innermost one innermost (vector loads and stores stay contiguous): per dimension d of P, the
+/// dimension of T whose coordinate it takes.
+std::optional<std::vector<size_t>> permutation_of(const tile::BoundProgram &program,
+                                                  const tile::BoundStatement &s);
 
 /// Whether `s` is a special (reshape, gather, prng_*, ...): lowered on its own, never fused.
 /// `index` is not: the compiler lowers it as elementwise code.

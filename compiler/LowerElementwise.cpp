@@ -71,16 +71,10 @@ Expr value_at(const std::string &name, const std::vector<Expr> &coords,
   if (ctx.plan.inlined(name)) {
     const auto &s = ctx.program.statements[ctx.plan.position.at(name)];
     if (!s.is_contraction()) return convert_value(lower_value(*s.expr(), coords, ctx), type.dtype);
-    if (ctx.plan.permutations.count(name)) {
-      // Its element at `coords` is its input's at the same index values (Fusion.h).
-      const tile::BoundContraction &c = s.contraction();
-      std::vector<Expr> of_index(c.indices.size());
-      for (size_t d = 0; d < coords.size(); ++d)
-        of_index[*c.output.dims[d].plain_index()] = coords[d];
-      std::vector<Expr> at;
-      for (const auto &f : c.inputs[0].dims)
-        at.push_back(f.is_constant() ? IntImm::make(f.constant.num) : of_index[*f.plain_index()]);
-      return convert_value(value_at(c.inputs[0].tensor, at, ctx), type.dtype);
+    if (auto it = ctx.plan.permutations.find(name); it != ctx.plan.permutations.end()) {
+      std::vector<Expr> at(coords.size());  // its input's coordinates (FusionPlan::permutations)
+      for (size_t d = 0; d < coords.size(); ++d) at[it->second[d]] = coords[d];
+      return value_at(s.contraction().inputs[0].tensor, at, ctx);
     }
   }
   return Load::make(scalar(type.dtype), ctx.plan.storage(name),

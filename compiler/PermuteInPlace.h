@@ -11,14 +11,12 @@
 
 namespace tessera::compiler {
 
-/// Adds to `plan` the permutations whose input can be stored in place (FusionPlan::placed with
-/// `from`, FusionPlan::assembled_in holding the permutation's own name): a copy, not a program
-/// output (as a concatenation's links are not), whose output and
-/// input dimensions are each one index of their own, over the same extents (every element of both
-/// once), the innermost dimension kept innermost, of a tensor that is neither an input nor an
-/// output, read by the copy alone, computed by a kernel of its own that stores every element of it.
-/// Permutations read in place (FusionPlan::permutations) and ones placed by a concatenation are
-/// left alone.
+/// Adds to `plan` the permutations (permutation_of, Fusion.h) whose input can be stored in place
+/// (FusionPlan::placed with `from`, FusionPlan::assembled_in holding the permutation's own name):
+/// a copy that is not a program output (as a concatenation's links are not), of a tensor that is
+/// neither an input nor an output, read by the copy alone, computed by a kernel of its own that
+/// stores every element of it. Permutations read in place (FusionPlan::permutations) and ones
+/// placed by a concatenation are left alone.
 void place_permutations(const tile::BoundProgram &program, FusionPlan &plan);
 
 }  // namespace tessera::compiler
