@@ -44,10 +44,14 @@ bool spin_until(Ready ready, std::chrono::microseconds limit) {
 // 0.81-0.83x, Inception 0.90-0.93x. (5 ms each was no better.)
 constexpr std::chrono::microseconds kIdleSpin{1000}, kJoinSpin{2000};
 
-// A job's iterations are cut into chunks that the caller and the workers claim from a shared
-// counter until none are left. Not one fixed range per thread: on a machine shared with other
-// processes a thread may lose its core for a while, and the others then take its chunks instead of
-// waiting for them. Chunks stay contiguous ranges (neighbouring tiles share input rows).
+// A job's iterations are cut into chunks, and the chunks into one contiguous share per thread (the
+// caller's first). Each thread runs its own share from the front, then takes the chunks left in
+// the others' shares from their back. Own shares first: consecutive kernels split the same way
+// (rows, say) give a thread the part of the tensor it wrote itself, still in its core's cache; with
+// chunks claimed from one shared counter the split changed from kernel to kernel and a core read
+// about half its inputs from the other core's cache. Taking from the others: on a machine shared
+// with other processes a thread may lose its core for a while, and the others then run its chunks
+// instead of waiting for them. Chunks stay contiguous ranges (neighbouring tiles share input rows).
 //
 // Handing a job over takes no lock while the threads spin: `state_` is odd while a job is open, and
 // each job gets a new value. A worker that sees an open job announces itself in `inside_` and runs
@@ -57,8 +61,8 @@ constexpr std::chrono::microseconds kIdleSpin{1000}, kJoinSpin{2000};
 // mutex and condition variables remain for sleeping, after the spins.
 class Pool {
  public:
-  Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())) {
-    for (int t = 1; t < threads_; ++t) workers_.emplace_back([this] { work(); });
+  Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())), shares_(threads_) {
+    for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { work(t); });
   }
   ~Pool() {
     stop_.store(true);
@@ -79,14 +83,16 @@ class Pool {
       while (inside_.load() != 0) std::this_thread::yield();
     body_ = body, ctx_ = ctx, n_ = n;
     chunks_ = std::min<int64_t>(n, 4 * threads_);
-    next_.store(0), done_.store(0);
+    for (int t = 0; t < threads_; ++t)
+      shares_[t].store(pack(chunks_ * t / threads_, chunks_ * (t + 1) / threads_));
+    done_.store(0);
     const uint64_t open = state_.load() + 1;
     state_.store(open);
     if (sleepers_.load() > 0) {
       std::lock_guard lock(mu_);
       wake_.notify_all();
     }
-    run_chunks();
+    run_chunks(0);
     auto finished = [&] { return done_.load() == chunks_; };
     if (!spin_until(finished, kJoinSpin)) {
       std::unique_lock lock(mu_);
@@ -98,16 +104,34 @@ class Pool {
   }
 
  private:
-  // Claims and runs chunks of the current job until none are left.
-  void run_chunks() {
+  // A share's chunks not yet claimed, [front, back), in one word so that its owner (from the front)
+  // and the others (from the back) claim each chunk once.
+  static uint64_t pack(int64_t front, int64_t back) {
+    return static_cast<uint64_t>(front) | static_cast<uint64_t>(back) << 32;
+  }
+  // Claims the front (or back) chunk of share `t`; -1 when it has none left.
+  int64_t claim(int t, bool front) {
+    uint64_t v = shares_[t].load();
+    for (;;) {
+      int64_t f = static_cast<uint32_t>(v), b = static_cast<int64_t>(v >> 32);
+      if (f >= b) return -1;
+      if (shares_[t].compare_exchange_weak(v, front ? pack(f + 1, b) : pack(f, b - 1)))
+        return front ? f : b - 1;
+    }
+  }
+  // Runs thread `self`'s share of the current job, then whatever the others have left.
+  void run_chunks(int self) {
     in_parallel_body = true;
-    for (int64_t c; (c = next_.fetch_add(1)) < chunks_;) {
-      body_(ctx_, n_ * c / chunks_, n_ * (c + 1) / chunks_);
-      done_.fetch_add(1);
+    for (int i = 0; i < threads_; ++i) {
+      int t = (self + i) % threads_;
+      for (int64_t c; (c = claim(t, i == 0)) >= 0;) {
+        body_(ctx_, n_ * c / chunks_, n_ * (c + 1) / chunks_);
+        done_.fetch_add(1);
+      }
     }
     in_parallel_body = false;
   }
-  void work() {
+  void work(int self) {
     uint64_t seen = 0, s = 0;
     auto fresh = [&] {
       s = state_.load();
@@ -123,7 +147,7 @@ class Pool {
       if (stop_.load()) return;
       seen = s;
       inside_.fetch_add(1);
-      if (state_.load() == s) run_chunks();
+      if (state_.load() == s) run_chunks(self);
       inside_.fetch_sub(1);
       if (caller_waits_.load()) {
         std::lock_guard lock(mu_);
@@ -143,7 +167,8 @@ class Pool {
   tessera_loop_body body_ = nullptr;
   void *ctx_ = nullptr;
   int64_t n_ = 0, chunks_ = 0;
-  std::atomic<int64_t> next_{0}, done_{0};
+  std::vector<std::atomic<uint64_t>> shares_;  // per thread: pack(front, back) of its chunks
+  std::atomic<int64_t> done_{0};
 };
 
 Pool &pool() {

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -76,6 +78,38 @@ TEST(ThreadPool, WorkersAndCallerWakeFromTheirSleeps) {
     if (repeat % 2 && tessera::llvm_backend::pool_threads() > 1) {
       EXPECT_GT(worker_chunks.load(), 0) << "repeat " << repeat;
     }
+  }
+}
+
+// Each thread starts a job with its own share of the chunks (the caller the first), so that jobs
+// split the same way give a thread the same part of every tensor (what it wrote stays in its
+// core's cache); it takes the others' chunks only after its own, from their back.
+std::mutex first_mu;
+std::map<std::thread::id, int64_t> first_run;
+
+void note_first(void *, int64_t begin, int64_t) {
+  bool caller = std::this_thread::get_id() == caller_id;
+  {
+    std::lock_guard lock(first_mu);
+    first_run.emplace(std::this_thread::get_id(), begin);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(caller ? 5 : 1));
+}
+
+TEST(ThreadPool, EachThreadStartsWithItsOwnShare) {
+  int threads = tessera::llvm_backend::pool_threads();
+  if (threads < 2) GTEST_SKIP() << "one thread";
+  caller_id = std::this_thread::get_id();
+  const int64_t n = 4 * threads;  // one iteration a chunk, four chunks a share
+  for (int repeat = 0; repeat < 5; ++repeat) {
+    first_run.clear();
+    tessera_parallel_for(note_first, nullptr, n);
+    ASSERT_EQ(first_run.at(caller_id), 0) << "repeat " << repeat;
+    for (const auto &[id, begin] : first_run)
+      if (id != caller_id) {
+        EXPECT_EQ(begin % 4, 0) << "a worker began inside a share: " << begin;
+        EXPECT_NE(begin, 0) << "a worker began in the caller's share";
+      }
   }
 }
 
