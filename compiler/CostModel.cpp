@@ -64,6 +64,22 @@ std::optional<Weights> weights_of(const ContractionNest &n, int v) {
   return Weights{p.load, bytes};
 }
 
+// The batch of a batched product (attention's heads): an output index other than `v`, of more
+// than one point, that every operand reads; -1 where none.
+int batch_index(const ContractionNest &n, int v) {
+  for (size_t j = 0; j < n.outputs(); ++j)
+    if (static_cast<int>(j) != v && n.indices[j].extent > 1 &&
+        every_load_reads(n, n.indices[j].name))
+      return static_cast<int>(j);
+  return -1;
+}
+
+// Whether `count` tiles give every core as many as the others, or enough that one more matters
+// little.
+bool splits_evenly(int64_t count, const Target &target) {
+  return count >= target.cores && (count % target.cores == 0 || count >= 4 * target.cores);
+}
+
 }  // namespace
 
 int outermost_tile_loop(const ContractionNest &n, const Schedule &s) {
@@ -88,6 +104,18 @@ Schedule in_network_order(const ContractionNest &n, const Schedule &s, const Tar
   if (target.backend != "llvm" || target.cores < 2 || !s.workgroup.empty() ||
       s.parallel_loops < 1 || v < 0 || n.indices.size() == n.outputs() || n.empty)
     return s;
+  // A batched product splits its batch: each core reads only its own slices of both operands, and
+  // the kernels around it, which split the same tensors by the same index (attention's heads:
+  // the keys' transpose, the softmax), wrote them on that core. Split by rows, every core reads
+  // all of the other operand, half of it from the other core's cache: BERT's attention products
+  // ran 0.167 -> 0.138 ms and 0.188 -> 0.143 ms a layer in the network split by heads (Intel kind).
+  int b = batch_index(n, v);
+  if (b >= 0 && outermost_tile_loop(n, s) != b && splits_evenly(tile_count(n, s, b), target)) {
+    Schedule batched = s;
+    batched.loop_order.erase(std::find(batched.loop_order.begin(), batched.loop_order.end(), b));
+    batched.loop_order.insert(batched.loop_order.begin(), b);
+    return batched;
+  }
   auto w = weights_of(n, v);
   if (outermost_tile_loop(n, s) != v || !w) return s;
   int64_t out_bytes = static_cast<int64_t>(tile::dtype_size(n.result_type.dtype));
@@ -101,10 +129,9 @@ Schedule in_network_order(const ContractionNest &n, const Schedule &s, const Tar
   Schedule rows = s;
   activations_first(n, v, rows);
   int lead = outermost_tile_loop(n, rows);
-  // Every core its share of the rows: as many each, or enough that one more matters little.
+  // Every core its share of the rows.
   int64_t count = lead < 0 || lead == v ? 0 : tile_count(n, rows, lead);
-  if (count < target.cores || (count % target.cores != 0 && count < 4 * target.cores)) return s;
-  return rows;
+  return splits_evenly(count, target) ? rows : s;
 }
 
 void activations_first(const ContractionNest &n, int v, Schedule &s) {

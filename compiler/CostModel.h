@@ -36,7 +36,10 @@ int outermost_tile_loop(const ContractionNest &nest, const Schedule &s);
 /// `s` with its loop order: the output indices but `v` in order, then `v`, then the reductions.
 void activations_first(const ContractionNest &nest, int v, Schedule &s);
 
-/// `s` as a CPU kernel in a network should run it: where its parallel loop is over vector tiles
+/// `s` as a CPU kernel in a network should run it: a batched product (every operand read by an
+/// output index: attention's heads) runs its batch in parallel where the cores split it evenly,
+/// as the kernels that write its operands and read its output do. Otherwise, where its parallel
+/// loop is over vector tiles
 /// (channels) but its activations of one image (the leading output index), read and written,
 /// outweigh twice its weights, the output indices go first (activations_first), so that each core
 /// computes, and reads, its own rows (or images) as the kernels around it do, and only the smaller

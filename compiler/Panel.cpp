@@ -145,6 +145,18 @@ bool gathers_along(const ContractionNest &n, int v) {
   return moved;
 }
 
+bool every_load_reads(const ContractionNest &n, const std::string &name) {
+  VarsOf all;
+  all.visit_expr(n.value);
+  if (all.loads.size() < 2) return false;
+  for (const Load *l : all.loads) {
+    VarsOf uses;
+    uses.visit_expr(l->index);
+    if (!uses.names.count(name)) return false;
+  }
+  return true;
+}
+
 std::optional<ConstantPanel> constant_panel(const ContractionNest &n, int v, const Packable &p,
                                             int64_t T) {
   const NestIndex &vx = n.indices[v];

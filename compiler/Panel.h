@@ -41,6 +41,10 @@ std::optional<ConstantPanel> constant_panel(const ContractionNest &n, int v, con
 /// over the rows).
 bool gathers_along(const ContractionNest &n, int v);
 
+/// Whether `n.value` has two loads or more and each one's index reads the index variable `name`:
+/// every operand a slice of its own per value of that index (a batched product's batch).
+bool every_load_reads(const ContractionNest &n, const std::string &name);
+
 /// The most bytes between the lowest and the highest element that one load of `n.value` other
 /// than of buffer `except` reads over the nest's box (its index as plain integer arithmetic of the
 /// index variables; any other index counts as unbounded): the footprint of a GEMM's or a

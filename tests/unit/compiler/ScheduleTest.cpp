@@ -297,6 +297,42 @@ TEST(LoopOrder, NetworkKernelsSplitRowsWhereActivationsOutweighWeights) {
   }
 }
 
+// A batched product (attention's scores: heads h, queries m, keys n) scheduled rows first runs its
+// heads in parallel in a network, each core reading only its heads' slices of both operands, as
+// the kernels around it split them, and computes what interp does. Unchanged: 3 heads on 2 cores
+// (one core would get twice the other's), and a plain product, whose operands share no index.
+TEST(LoopOrder, BatchedProductsSplitTheirBatchInANetwork) {
+  Target t = avx512();
+  t.backend = "llvm";
+  const char *scores =
+      "function (Q[H, M, K], KT[H, K, N]) -> (S) { S[h, m, n : H, M, N] = +(Q[h, m, k] * KT[h, "
+      "k, n]); }";
+  auto rows_first = [](const ContractionNest &, const Kernel &, const Schedule &model) {
+    Schedule s = model;
+    s.tile_sizes = {1, 4, 32, 1};
+    s.vector_index = 2, s.vector_width = 16, s.unroll = 2, s.parallel_loops = 1;
+    s.loop_order = {1, 2, 0, 3};
+    return s;
+  };
+  for (auto [heads, batched] : {std::pair<int64_t, bool>{4, true}, {3, false}}) {
+    auto bound = tile::bind(tile::parse_program(scores),
+                            {{"Q", f32({heads, 12, 8})}, {"KT", f32({heads, 8, 32})}});
+    LowerOptions options;
+    options.choose = rows_first;
+    LoweredProgram lowered = lower(bound, t, options);
+    const Schedule &s = lowered.steps.at(0).schedule;
+    EXPECT_EQ(s.loop_order.front(), batched ? 0 : 1) << heads << " heads: " << s.to_json();
+    test::expect_lowered_matches_interp(bound, lowered, 5, 1e-4, "batched product");
+  }
+  PlannedStep plain =
+      first_step(kMatmul, {{"A", f32({64, 64})}, {"B", f32({64, 64})}}, t, false).step;
+  Schedule s = plain.model;
+  s.tile_sizes = {4, 32, 1};
+  s.vector_index = 1, s.vector_width = 16, s.unroll = 2, s.parallel_loops = 1;
+  s.loop_order = {1, 0, 2};
+  EXPECT_EQ(in_network_order(plain.nest, s, t), s);
+}
+
 // Activations larger than half of L2 with weights that fit it (a 1x1 convolution on 56x56x64 with
 // 512 KB of L2): the cost model and every candidate of the tuner run the output channels innermost
 // of the output loops, so a row tile's activations serve every channel tile; with weights too
