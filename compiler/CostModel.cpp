@@ -172,6 +172,20 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
   }
   if (!reduces || !vectorizable) {
     // Elementwise: a few vectors per innermost iteration; the outermost loop spreads across cores.
+    // A transposing copy gathers each vector from as many rows of its input, and the next vector
+    // of the output row takes the next element of the same rows: one vector per iteration, its
+    // output row innermost, so that consecutive gathers read the same cache lines. With the output
+    // rows outside the vector tiles, the rows one gather touches a whole input row apart fall into
+    // a few L1 sets and are evicted before the next: BERT's keys' transpose (12 heads of 64 x 128
+    // from 128 x 768) took 1.00 -> 0.45 ms a run in the network (Intel kind).
+    int neighbour = vectorizable && gathers_along(n, v) ? gather_neighbour(n, v) : -1;
+    if (neighbour >= 0) {
+      s.loop_order.clear();
+      for (size_t j = 0; j < k; ++j)
+        if (static_cast<int>(j) != neighbour) s.loop_order.push_back(static_cast<int>(j));
+      s.loop_order.push_back(neighbour);
+      return s;
+    }
     if (vectorizable) {
       int64_t per = n.indices[v].extent / width;
       int u = per % 4 == 0 ? 4 : per % 2 == 0 ? 2 : 1;

@@ -145,6 +145,24 @@ bool gathers_along(const ContractionNest &n, int v) {
   return moved;
 }
 
+int gather_neighbour(const ContractionNest &n, int v) {
+  VarsOf all;
+  all.visit_expr(n.value);
+  for (size_t j = 0; j < n.outputs(); ++j) {
+    if (static_cast<int>(j) == v || n.indices[j].extent < 2) continue;
+    bool every = false;
+    for (const Load *l : all.loads) {
+      auto along = index_step(l->index, n, n.indices[v].name);
+      if (!along || *along == 0 || *along == 1) continue;  // not a gather along v
+      auto step = index_step(l->index, n, n.indices[j].name);
+      every = step && *step == 1;
+      if (!every) break;
+    }
+    if (every) return static_cast<int>(j);
+  }
+  return -1;
+}
+
 bool every_load_reads(const ContractionNest &n, const std::string &name) {
   VarsOf all;
   all.visit_expr(n.value);

@@ -41,6 +41,10 @@ std::optional<ConstantPanel> constant_panel(const ContractionNest &n, int v, con
 /// over the rows).
 bool gathers_along(const ContractionNest &n, int v);
 
+/// The output index other than `v` one step of which moves every load that `v` gathers by one
+/// element (a transposing copy: the input's contiguous index), or -1 where none does.
+int gather_neighbour(const ContractionNest &n, int v);
+
 /// Whether `n.value` has two loads or more and each one's index reads the index variable `name`:
 /// every operand a slice of its own per value of that index (a batched product's batch).
 bool every_load_reads(const ContractionNest &n, const std::string &name);

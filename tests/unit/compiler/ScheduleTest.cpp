@@ -434,6 +434,32 @@ TEST(RegisterTile, GathersTakeOneVectorPerRow) {
   EXPECT_EQ(gemm.steps.at(0).model.tile_sizes, (std::vector<int64_t>{8, 48, 1}));
 }
 
+// A transposing copy (attention's keys, heads of 64 x 128 from 128 x 768) gathers each output
+// vector from 16 input rows; the next output row's vector reads the next element of the same
+// rows, so that loop goes innermost, one vector per iteration. A copy that keeps the innermost
+// dimension does not gather and keeps its order.
+TEST(LoopOrder, TransposingCopiesTakeTheNextElementOfTheRowsTheyGathered) {
+  Target t = avx512();
+  t.backend = "llvm";
+  const std::string keys =
+      "function (K[S, D]) -> (KT) { KT[h, d, s : 12, 64, S] = =(K[s, 64*h + d]); }";
+  auto step =
+      plan_program(tile::bind(tile::parse_program(keys), {{"K", f32({128, 768})}}), t).steps.at(0);
+  EXPECT_TRUE(gathers_along(step.nest, 2));
+  EXPECT_EQ(gather_neighbour(step.nest, 2), 1);
+  EXPECT_EQ(step.model.vector_index, 2);
+  EXPECT_EQ(step.model.loop_order, (std::vector<int>{0, 2, 1}));
+  EXPECT_EQ(step.model.tile_sizes, (std::vector<int64_t>{1, 1, 16}));
+  expect_matches_interp(keys, {{"K", f32({32, 768})}}, t);
+
+  const std::string values =
+      "function (V[S, D]) -> (VH) { VH[h, s, d : 12, S, 64] = =(V[s, 64*h + d]); }";
+  auto kept = plan_program(tile::bind(tile::parse_program(values), {{"V", f32({128, 768})}}), t)
+                  .steps.at(0);
+  EXPECT_FALSE(gathers_along(kept.nest, 2));
+  EXPECT_EQ(kept.model.loop_order, (std::vector<int>{0, 1, 2}));
+}
+
 TEST(SplitBorders, BorderStripsAreRowBlockedAndTailsPeeled) {
   // 3x3 on 14x14 (interior 12x12) under 5 rows of 2 vectors: every border strip and every partial
   // row tile (of 2 rows) gets a row-blocked accumulator of its own, without a tail guard; only the
