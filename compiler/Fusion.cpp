@@ -76,6 +76,8 @@ constexpr int kMaxFusedDepth = 256;
 // again. The copies are capped so that `T2 = T1 * T1; T3 = T2 * T2; ...` cannot grow a tree
 // exponentially.
 constexpr int kMaxCopies = 8;
+// The most kernels that compute one cheap elementwise statement again each (recompute_in_readers).
+constexpr size_t kMaxRecomputingKernels = 3;
 
 // A statement with a costly operation (a division, sqrt, exp, ...) on a tensor this many times
 // smaller than its kernel's output is computed once, as its own kernel, not once per element of
@@ -234,6 +236,7 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
   // How deep in its kernel's tree a statement's own tree starts, at most (0 for a root), and how
   // many copies of it the tree holds.
   std::map<std::string, int> starts_at, copies;
+  std::set<std::string> recomputed;  // statements computed again in each reader's kernel
   // Whether `s` ends a chain of elementwise statements, each read only by later ones of the
   // chain, that starts at a contraction: the chain is that contraction's epilogue (below), which
   // computing `s` inside a contraction that reads it would take away (ResNet's last convolution,
@@ -261,19 +264,59 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
     }
     return false;
   };
+  // Whether the elementwise statement `s`, whose readers are in several kernels, is cheap enough
+  // to compute again in each (Fusion.h): no costly operation, an operand of no fused contraction
+  // epilogue, a few kernels, each of which computes it once per element it reads (an elementwise
+  // reader at its own coordinates, however often: code generation computes it once).
+  auto recompute_in_readers = [&](const tile::BoundStatement &s,
+                                  const std::vector<const tile::BoundStatement *> &readers,
+                                  std::set<std::string> &roots) {
+    if (!is_plain_elementwise(s) || costly(*s.expr())) return false;
+    for (const auto &t : statement_reads(s)) {
+      auto in = by_name.find(t);  // an input of the same shape that only `s` reads: its epilogue
+      if (in != by_name.end() && in->second->type.shape == s.type.shape && consumers[t].size() == 1)
+        return false;
+    }
+    for (const auto *r : readers) {
+      const std::string &root = plan.owner[r->output];
+      roots.insert(root);
+      const int reads = reads_by[{s.output, r->output}];
+      if (recomputed.count(r->output)) return false;
+      const int start = starts_at[r->output] + (r->is_contraction() ? 2 : depth_of(*r->expr()));
+      if (start + depth_of(*s.expr()) > kMaxFusedDepth) return false;
+      if (r->is_contraction()) {
+        if (reads != 1 || assign_may_write_twice(p, *r) ||
+            domain_points(p, *r) > static_cast<double>(s.type.elements()))
+          return false;
+      } else if (!is_plain_elementwise(*r) || r->type.shape != s.type.shape ||
+                 reads * std::max(copies[r->output], 1) > kMaxCopies ||
+                 !reached_in_place(*r->expr(), s.output, s.type.shape, p, plan) ||
+                 (!by_name[root]->is_contraction() && by_name[root]->type.shape != s.type.shape)) {
+        return false;
+      }
+    }
+    return roots.size() > 1 && roots.size() <= kMaxRecomputingKernels;
+  };
   // Later statements first, so a chain a -> b -> c resolves to c's kernel.
   for (auto it = p.statements.rbegin(); it != p.statements.rend(); ++it) {
     const auto &s = *it;
     const auto &readers = consumers[s.output];
     if (outputs.count(s.output) || readers.empty() || plan.view_of.count(s.output)) continue;
-    // Every reader must be computed by one kernel, as elementwise code or a contraction.
+    if (std::set<std::string> roots; recompute_in_readers(s, readers, roots)) {
+      plan.owner[s.output] = *roots.begin();
+      plan.recomputed_in[s.output].assign(roots.begin(), roots.end());
+      recomputed.insert(s.output);
+      continue;
+    }
+    // Every reader must be computed by one kernel, as elementwise code or a contraction, and not
+    // be computed again in several (its inputs need buffers of their own there).
     const std::string &root = plan.owner[readers[0]->output];
     int start = 0, n_copies = 0;
     bool one_kernel = true, all_contractions = true, read_once = true;
     for (const auto *r : readers) {
       const bool contraction = r->is_contraction() && !assign_may_write_twice(p, *r);
-      one_kernel =
-          one_kernel && (contraction || is_plain_elementwise(*r)) && plan.owner[r->output] == root;
+      one_kernel = one_kernel && (contraction || is_plain_elementwise(*r)) &&
+                   plan.owner[r->output] == root && !recomputed.count(r->output);
       if (!one_kernel) break;
       all_contractions = all_contractions && contraction;
       // A contraction's own tree (the combination of its inputs) is shallow.

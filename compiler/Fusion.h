@@ -1,6 +1,7 @@
 // Which statements of a bound program get their own kernel and which are computed inside
 // another's: an elementwise statement inlines into the kernel that computes all its readers (a
-// contraction among them when it reads each element at most once: a reduction's input), a
+// contraction among them when it reads each element at most once: a reduction's input), or into
+// each of a few such kernels when it is cheap (no division or math function), a
 // contraction read only by an elementwise kernel of its shape becomes that kernel's body (the
 // kernel is its epilogue), an `=` copy that permutes dimensions and keeps the innermost one is
 // read in place by the contractions that read it (attention's heads split from the hidden
@@ -46,6 +47,10 @@ struct FusionPlan {
   std::map<std::string, Placement> placed;
   /// The `=` links of those concatenations -> the buffer that holds them. They run no step.
   std::map<std::string, std::string> assembled_in;
+  /// Cheap elementwise statements whose readers are in several kernels, each of which computes
+  /// them again (a layer norm's x - mean, read by the variance's sum and by the normalization)
+  /// -> those kernels' roots; `owner` names the first. They have no buffer.
+  std::map<std::string, std::vector<std::string>> recomputed_in;
   bool inlined(const std::string &name) const {
     auto it = owner.find(name);
     return it != owner.end() && it->second != name;

@@ -2,6 +2,7 @@
 // schedule, and the loop IR under a schedule.
 #include "compiler/Lower.h"
 
+#include <algorithm>
 #include <set>
 
 #include "compiler/ApplySchedule.h"
@@ -132,6 +133,9 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
   std::set<std::string> touched;
   std::map<std::string, std::vector<std::string>> fused;  // root -> its statements, by name
   for (const auto &[name, owner] : plan.owner) fused[owner].push_back(name);
+  for (const auto &[name, roots] : plan.recomputed_in)
+    for (size_t i = 1; i < roots.size(); ++i) fused[roots[i]].push_back(name);
+  for (auto &[root, names] : fused) std::sort(names.begin(), names.end());
   for (const auto &s : program.statements) {
     if (plan.inlined(s.output) || plan.view_of.count(s.output) || plan.assembled_in.count(s.output))
       continue;

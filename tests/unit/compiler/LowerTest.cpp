@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "compiler/Bounds.h"
 #include "compiler/CostModel.h"
+#include "compiler/Fusion.h"
 #include "compiler/IRPrinter.h"
 #include "compiler/Lower.h"
 #include "compiler/OutputBasis.h"
@@ -388,6 +390,52 @@ TEST(LowerVsInterp, ReductionsComputeAnInputTheyReadOnceInPlace) {
   })";
   EXPECT_EQ(steps(pool, {{"I", f32({1, 3, 4, 8})}, {"K", f32({8, 32})}, {"B", f32({32})}}),
             (Steps{{"O", "R"}, {"P"}}));
+}
+
+// A layer norm as BERT's exporter writes it: the mean its own statement, the centred values a
+// plain subtraction read by the variance's sum (through the squares) and by the normalisation, two
+// kernels. The subtraction is computed again in each and has no kernel or buffer of its own. Not
+// where it divides (costly), nor where it is the epilogue of the product it reads.
+TEST(LowerVsInterp, CheapStatementsAreComputedAgainInEachReadersKernel) {
+  auto steps = [&](const std::string &text, const std::map<std::string, TensorType> &in) {
+    expect_matches_interp(text, in, avx512());
+    auto lowered = lower(bind_text(text, in), avx512());
+    std::vector<std::vector<std::string>> fused;
+    for (const auto &step : lowered.steps) fused.push_back(step.fused);
+    std::set<std::string> buffers;
+    for (const auto &b : lowered.buffers) buffers.insert(b.name);
+    EXPECT_EQ(buffers.count("C"), 0u) << text;
+    return fused;
+  };
+  using Steps = std::vector<std::vector<std::string>>;
+  const std::string norm = R"(function (X[N, K]) -> (O) {
+    S[n, 0 : N, 1] = +(X[n, k]);
+    M = S / 48.0;
+    C = X - M;
+    Q = C * C;
+    V[n, 0 : N, 1] = +(Q[n, k]);
+    O = C / sqrt(V / 48.0 + 0.001);
+  })";
+  EXPECT_EQ(steps(norm, {{"X", f32({5, 48})}}), (Steps{{"M", "S"}, {"C", "Q", "V"}, {"C", "O"}}));
+
+  auto plan = [&](const std::string &text, const std::map<std::string, TensorType> &in) {
+    return plan_fusion(bind_text(text, in));
+  };
+  const std::string divides = R"(function (X[N, K], M[N, 1]) -> (O) {
+    C = X / M;
+    V[n, 0 : N, 1] = +(C[n, k]);
+    O = C * V;
+  })";
+  EXPECT_FALSE(plan(divides, {{"X", f32({5, 48})}, {"M", f32({5, 1})}}).inlined("C"));
+  const std::string epilogue = R"(function (A[M, K], B[K, N], Z[M, N]) -> (O) {
+    P[m, n : M, N] = +(A[m, k] * B[k, n]);
+    C = P - Z;
+    V[m, 0 : M, 1] = +(C[m, n]);
+    O = C * V;
+  })";
+  auto e = plan(epilogue, {{"A", f32({5, 8})}, {"B", f32({8, 32})}, {"Z", f32({5, 32})}});
+  EXPECT_FALSE(e.inlined("C"));
+  EXPECT_EQ(e.contraction_of.at("C"), "P");
 }
 
 // Attention's heads split from the hidden dimension as a framework writes it: `=` copies that
