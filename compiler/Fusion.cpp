@@ -273,7 +273,9 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
                                   std::set<std::string> &roots) {
     if (!is_plain_elementwise(s) || costly(*s.expr())) return false;
     for (const auto &t : statement_reads(s)) {
-      auto in = by_name.find(t);  // an input of the same shape that only `s` reads: its epilogue
+      // An input of the same shape that only `s` reads shares its kernel (a contraction's
+      // epilogue, an elementwise chain): computing `s` again would give it a kernel of its own.
+      auto in = by_name.find(t);
       if (in != by_name.end() && in->second->type.shape == s.type.shape && consumers[t].size() == 1)
         return false;
     }

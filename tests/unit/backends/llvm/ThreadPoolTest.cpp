@@ -99,6 +99,10 @@ void note_first(void *, int64_t begin, int64_t) {
 TEST(ThreadPool, EachThreadStartsWithItsOwnShare) {
   int threads = tessera::llvm_backend::pool_threads();
   if (threads < 2) GTEST_SKIP() << "one thread";
+  // With two, the caller takes the worker's chunks only after its own 20 ms. With more, a worker
+  // that wakes late (a loaded machine) may find its share taken by the other workers, and begin in
+  // another's: only the caller's start is certain.
+  const bool workers_checked = threads == 2;
   caller_id = std::this_thread::get_id();
   const int64_t n = 4 * threads;  // one iteration a chunk, four chunks a share
   for (int repeat = 0; repeat < 5; ++repeat) {
@@ -106,7 +110,7 @@ TEST(ThreadPool, EachThreadStartsWithItsOwnShare) {
     tessera_parallel_for(note_first, nullptr, n);
     ASSERT_EQ(first_run.at(caller_id), 0) << "repeat " << repeat;
     for (const auto &[id, begin] : first_run)
-      if (id != caller_id) {
+      if (id != caller_id && workers_checked) {
         EXPECT_EQ(begin % 4, 0) << "a worker began inside a share: " << begin;
         EXPECT_NE(begin, 0) << "a worker began in the caller's share";
       }
