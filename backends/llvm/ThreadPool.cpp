@@ -84,7 +84,7 @@ class Pool {
     body_ = body, ctx_ = ctx, n_ = n;
     chunks_ = std::min<int64_t>(n, 4 * threads_);
     for (int t = 0; t < threads_; ++t)
-      shares_[t].store(pack(chunks_ * t / threads_, chunks_ * (t + 1) / threads_));
+      shares_[t].chunks.store(pack(chunks_ * t / threads_, chunks_ * (t + 1) / threads_));
     done_.store(0);
     const uint64_t open = state_.load() + 1;
     state_.store(open);
@@ -111,11 +111,11 @@ class Pool {
   }
   // Claims the front (or back) chunk of share `t`; -1 when it has none left.
   int64_t claim(int t, bool front) {
-    uint64_t v = shares_[t].load();
+    uint64_t v = shares_[t].chunks.load();
     for (;;) {
       int64_t f = static_cast<uint32_t>(v), b = static_cast<int64_t>(v >> 32);
       if (f >= b) return -1;
-      if (shares_[t].compare_exchange_weak(v, front ? pack(f + 1, b) : pack(f, b - 1)))
+      if (shares_[t].chunks.compare_exchange_weak(v, front ? pack(f + 1, b) : pack(f, b - 1)))
         return front ? f : b - 1;
     }
   }
@@ -167,7 +167,12 @@ class Pool {
   tessera_loop_body body_ = nullptr;
   void *ctx_ = nullptr;
   int64_t n_ = 0, chunks_ = 0;
-  std::vector<std::atomic<uint64_t>> shares_;  // per thread: pack(front, back) of its chunks
+  // Per thread: pack(front, back) of its chunks, each on a cache line of its own, so that the
+  // threads claiming their own chunks do not take one line from each other.
+  struct alignas(64) Share {
+    std::atomic<uint64_t> chunks;
+  };
+  std::vector<Share> shares_;
   std::atomic<int64_t> done_{0};
 };
 
