@@ -272,6 +272,9 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
                                   const std::vector<const tile::BoundStatement *> &readers,
                                   std::set<std::string> &roots) {
     if (!is_plain_elementwise(s) || costly(*s.expr())) return false;
+    for (const auto *r : readers) roots.insert(plan.owner[r->output]);
+    // Most statements have their readers in one kernel: decided before the costlier checks.
+    if (roots.size() < 2 || roots.size() > kMaxRecomputingKernels) return false;
     for (const auto &t : statement_reads(s)) {
       // An input of the same shape that only `s` reads shares its kernel (a contraction's
       // epilogue, an elementwise chain): computing `s` again would give it a kernel of its own.
@@ -281,7 +284,6 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
     }
     for (const auto *r : readers) {
       const std::string &root = plan.owner[r->output];
-      roots.insert(root);
       const int reads = reads_by[{s.output, r->output}];
       if (recomputed.count(r->output)) return false;
       const int start = starts_at[r->output] + (r->is_contraction() ? 2 : depth_of(*r->expr()));
@@ -297,7 +299,7 @@ FusionPlan plan_fusion(const tile::BoundProgram &p) {
         return false;
       }
     }
-    return roots.size() > 1 && roots.size() <= kMaxRecomputingKernels;
+    return true;
   };
   // Later statements first, so a chain a -> b -> c resolves to c's kernel.
   for (auto it = p.statements.rbegin(); it != p.statements.rend(); ++it) {
