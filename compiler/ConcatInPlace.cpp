@@ -15,17 +15,12 @@ namespace {
 // lies inside R.
 std::optional<std::vector<int64_t>> link_offset(const tile::BoundProgram &p,
                                                 const tile::BoundStatement &s) {
-  if (!s.is_contraction()) return std::nullopt;
+  const tile::BoundAccess *copied = same_rank_copy(p, s);
+  if (!copied) return std::nullopt;
   const tile::BoundContraction &c = s.contraction();
-  if (c.agg != tile::AggOp::Assign || c.comb != tile::CombOp::None || c.inputs.size() != 1 ||
-      !c.constraints.empty())
-    return std::nullopt;
-  const tile::BoundAccess &in = c.inputs[0];
+  const tile::BoundAccess &in = *copied;
   const tile::TensorType &part = p.type_of(in.tensor);
   const size_t r = s.type.shape.size();
-  if (part.dtype != s.type.dtype || part.shape.size() != r || c.indices.size() != r ||
-      c.output.dims.size() != r || in.dims.size() != r)
-    return std::nullopt;
   std::vector<int64_t> offset(r);
   for (size_t d = 0; d < r; ++d) {
     const tile::Affine &from = in.dims[d], &to = c.output.dims[d];

@@ -171,19 +171,30 @@ std::vector<std::string> statement_reads(const tile::BoundStatement &s) {
   return out;
 }
 
-std::optional<std::vector<size_t>> permutation_of(const tile::BoundProgram &p,
-                                                  const tile::BoundStatement &s) {
-  if (!s.is_contraction()) return std::nullopt;
+const tile::BoundAccess *same_rank_copy(const tile::BoundProgram &p,
+                                        const tile::BoundStatement &s) {
+  if (!s.is_contraction()) return nullptr;
   const tile::BoundContraction &c = s.contraction();
   if (c.agg != tile::AggOp::Assign || c.comb != tile::CombOp::None || c.inputs.size() != 1 ||
-      !c.constraints.empty() || c.default_tensor)
-    return std::nullopt;
+      !c.constraints.empty())
+    return nullptr;
   const tile::BoundAccess &in = c.inputs[0];
   const tile::TensorType &t = p.type_of(in.tensor);
   const size_t r = s.type.shape.size();
   if (t.dtype != s.type.dtype || t.shape.size() != r || c.indices.size() != r ||
       c.output.dims.size() != r || in.dims.size() != r)
-    return std::nullopt;
+    return nullptr;
+  return &in;
+}
+
+std::optional<std::vector<size_t>> permutation_of(const tile::BoundProgram &p,
+                                                  const tile::BoundStatement &s) {
+  const tile::BoundAccess *copied = same_rank_copy(p, s);
+  if (!copied || s.contraction().default_tensor) return std::nullopt;
+  const tile::BoundContraction &c = s.contraction();
+  const tile::BoundAccess &in = *copied;
+  const tile::TensorType &t = p.type_of(in.tensor);
+  const size_t r = s.type.shape.size();
   std::vector<std::optional<size_t>> in_dim_of(r);  // per index: the input dimension it names
   for (size_t d = 0; d < r; ++d) {
     auto j = in.dims[d].plain_index();

@@ -64,6 +64,12 @@ struct FusionPlan {
 
 FusionPlan plan_fusion(const tile::BoundProgram &program);
 
+/// Where `s` is an `=` copy of one input of its own dtype and rank, without constraints, over as
+/// many indices as dimensions (a default allowed): that input's access (the start of a
+/// permutation's check and of a concatenation link's); else null.
+const tile::BoundAccess *same_rank_copy(const tile::BoundProgram &program,
+                                        const tile::BoundStatement &s);
+
 /// Where `s` is an `=` copy P[...] = =(T[...]) that only permutes T's dimensions (each dimension of
 /// both one index of its own, over the same extents: every element of both once) and keeps the
 /// innermost one innermost (vector loads and stores stay contiguous): per dimension d of P, the
