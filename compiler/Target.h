@@ -22,6 +22,9 @@ struct Target {
   bool cpu_invocations = false;
   bool has_fp16 = false;
   bool has_fp64 = true;
+  /// Convolutions read a zero-padded copy of their input instead of guarding each load past its
+  /// edges (compiler/PadGuardedReads.h): lavapipe, whose register tiles cannot span guarded rows.
+  bool pad_guarded_reads = false;
 
   // Finishing passes, run on every kernel after its schedule is applied.
   /// 32-bit index arithmetic wherever it provably fits: GPUs emulate or split 64-bit integers.

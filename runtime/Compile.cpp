@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compiler/GpuCostModel.h"
+#include "compiler/PadGuardedReads.h"
 #include "compiler/RowReductions.h"
 #include "compiler/Subsample.h"
 
@@ -110,10 +111,14 @@ struct DeviceProgram {
                 const CompileOptions &options) {
     if (!options.constants.empty()) folded = fold_constants(given, options.constants);
     const tile::BoundProgram &whole = folded ? folded->program : given;
-    program = backend.runs_kernels()
-                  ? compiler::split_row_reductions(compiler::subsample_strided_reads(whole),
-                                                   row_lanes(backend.target()))
-                  : whole;
+    if (backend.runs_kernels()) {
+      const compiler::Target target = backend.target();
+      program = compiler::subsample_strided_reads(whole);
+      if (target.pad_guarded_reads) program = compiler::pad_guarded_reads(program);
+      program = compiler::split_row_reductions(program, row_lanes(target));
+    } else {
+      program = whole;
+    }
     if (folded)
       for (const auto &[name, value] : folded->constants) constant_inputs.insert(name);
   }

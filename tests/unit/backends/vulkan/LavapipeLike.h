@@ -15,6 +15,7 @@ inline compiler::Target lavapipe_like() {
   t.subgroup_size = 8;
   t.cpu_invocations = true;
   t.has_fp16 = true;
+  t.pad_guarded_reads = true;
   t.narrow_indices = true;
   t.unswitch_guards = true;
   t.hoist_loads = true;
