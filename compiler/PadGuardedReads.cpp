@@ -38,13 +38,14 @@ std::optional<std::pair<int64_t, int64_t>> span(const Affine &a,
 // Per dimension of `a` over `box`, how far it reads before 0 and past the end of `shape`; null
 // where a form is not integral.
 std::optional<Padding> overhang(const BoundAccess &a, const std::vector<int64_t> &shape,
-         const std::vector<tile::IndexRange> &box) {
+                                const std::vector<tile::IndexRange> &box) {
   if (a.dims.size() != shape.size()) return std::nullopt;
   Padding out;
   for (size_t d = 0; d < shape.size(); ++d) {
     auto s = span(a.dims[d], box);
     if (!s) return std::nullopt;
-    out.emplace_back(std::max<int64_t>(0, -s->first), std::max<int64_t>(0, s->second - shape[d] + 1));
+    out.emplace_back(std::max<int64_t>(0, -s->first),
+                     std::max<int64_t>(0, s->second - shape[d] + 1));
   }
   return out;
 }
@@ -62,9 +63,9 @@ bool serves(const Padding &have, const Padding &need) {
   return true;
 }
 
-std::optional<std::vector<tile::IndexRange>> box_of(const tile::BoundContraction &c,
-                                                    const std::vector<int64_t> &shape,
-                                                    const std::map<std::string, tile::TensorType> &types) {
+std::optional<std::vector<tile::IndexRange>>
+box_of(const tile::BoundContraction &c, const std::vector<int64_t> &shape,
+       const std::map<std::string, tile::TensorType> &types) {
   std::vector<tile::IndexRange> box;
   for (const auto &r : tile::index_ranges(c, shape, types)) {
     if (!r || r->empty()) return std::nullopt;
@@ -80,11 +81,11 @@ bool is_output(const tile::BoundContraction &c, size_t j) {
   return false;
 }
 
-// Whether padding `read` pays: the convolution has `min_points` points or more, and the padded operand is the same for
-// every value of some output index (its output channels), so that a register tile along that
-// index, with rows that no guard bounds, reuses each loaded value. A depthwise convolution reads
-// its input along every output index: MobileNetV2 ran 40-56 ms on lavapipe without copies, 53-92
-// with them.
+// Whether padding `read` pays: the convolution has `min_points` points or more, and the padded
+// operand is the same for every value of some output index (its output channels), so that a
+// register tile along that index, with rows that no guard bounds, reuses each loaded value. A
+// depthwise convolution reads its input along every output index: MobileNetV2 ran 40-56 ms on
+// lavapipe without copies, 53-92 with them.
 bool worth_a_copy(const tile::BoundContraction &c, const BoundAccess &read, const Padding &pads,
                   const std::vector<tile::IndexRange> &box, int64_t min_points) {
   int64_t points = 1;
@@ -122,8 +123,7 @@ bool worth_a_copy(const tile::BoundContraction &c, const BoundAccess &read, cons
 
 // The copy P[..., i_d + lo_d, ...] = =(X[..., i_d, ...]) of `x` (of type `t`) padded by `pads`.
 tile::BoundStatement padded_copy(const std::string &name, const std::string &x,
-                                 const tile::TensorType &t,
-                                 const Padding &pads,
+                                 const tile::TensorType &t, const Padding &pads,
                                  const tile::SourceRange &range) {
   const size_t rank = t.shape.size();
   tile::BoundStatement p;

@@ -46,17 +46,16 @@ void expect_same(const tile::BoundProgram &want_p, const tile::BoundProgram &got
 }
 
 // A padded 3x3 convolution, a strided one and a depthwise one, as the zoo's Tile writes them.
-const char *const kConvs = R"(function (X[N, H, W, C], K[3, 3, C, D], S[3, 3, C, F], G[3, 3, C]) -> (A, B, E) {
+const char *const kConvs =
+    R"(function (X[N, H, W, C], K[3, 3, C, D], S[3, 3, C, F], G[3, 3, C]) -> (A, B, E) {
   A[n, i, j, d : N, H, W, D] = +(X[n, i + k - 1, j + l - 1, c] * K[k, l, c, d]);
   B[n, i, j, f : N, H / 2, W / 2, F] = +(X[n, 2 * i + k - 1, 2 * j + l - 1, c] * S[k, l, c, f]);
   E[n, i, j, c : N, H, W, C] = +(X[n, i + k - 1, j + l - 1, c] * G[k, l, c]);
 })";
 
 TEST(PadGuardedReads, ConvolutionsReadOnePaddedCopyOfTheirInput) {
-  auto p = bound(kConvs, {{"X", {2, 8, 8, 3}},
-                          {"K", {3, 3, 3, 5}},
-                          {"S", {3, 3, 3, 5}},
-                          {"G", {3, 3, 3}}});
+  auto p = bound(kConvs,
+                 {{"X", {2, 8, 8, 3}}, {"K", {3, 3, 3, 5}}, {"S", {3, 3, 3, 5}}, {"G", {3, 3, 3}}});
   // Far below the points where a copy pays: unchanged.
   EXPECT_EQ(outputs_of(compiler::pad_guarded_reads(p)), outputs_of(p));
   auto padded = compiler::pad_guarded_reads(p, 1);
@@ -100,11 +99,12 @@ TEST(PadGuardedReads, OnlySumsOfProductsWithOneOperandReadPastItsEdges) {
 // bring the guards back.
 TEST(PadGuardedReads, OnlyWhereRowTilesDivideTheGuardedRows) {
   for (int64_t rows : {7, 17, 35, 36, 56}) {
-    auto p = bound(
-        "function (X[N, H, W, C], K[3, 3, C, D]) -> (A) {"
-        "  A[n, i, j, d : N, H, W, D] = +(X[n, i + k - 1, j + l - 1, c] * K[k, l, c, d]); }",
-        {{"X", {1, rows, rows, 4}}, {"K", {3, 3, 4, 4}}});
-    EXPECT_EQ(compiler::pad_guarded_reads(p, 1).statements.size(), rows == 17 || rows == 35 ? 1u : 2u)
+    auto p =
+        bound("function (X[N, H, W, C], K[3, 3, C, D]) -> (A) {"
+              "  A[n, i, j, d : N, H, W, D] = +(X[n, i + k - 1, j + l - 1, c] * K[k, l, c, d]); }",
+              {{"X", {1, rows, rows, 4}}, {"K", {3, 3, 4, 4}}});
+    EXPECT_EQ(compiler::pad_guarded_reads(p, 1).statements.size(),
+              rows == 17 || rows == 35 ? 1u : 2u)
         << rows << " rows";
   }
 }
@@ -112,10 +112,10 @@ TEST(PadGuardedReads, OnlyWhereRowTilesDivideTheGuardedRows) {
 // On lavapipe the cost model tiles a convolution's rows only where no guard bounds them: with the
 // padded copy, the 3x3 convolution's work-items compute several pixels each.
 TEST(PadGuardedReads, LavapipeTilesTheRowsOfAPaddedConvolution) {
-  auto p = bound(
-      "function (X[N, H, W, C], K[3, 3, C, D]) -> (A) {"
-      "  A[n, i, j, d : N, H, W, D] = +(X[n, i + k - 1, j + l - 1, c] * K[k, l, c, d]); }",
-      {{"X", {1, 28, 28, 32}}, {"K", {3, 3, 32, 32}}});
+  auto p =
+      bound("function (X[N, H, W, C], K[3, 3, C, D]) -> (A) {"
+            "  A[n, i, j, d : N, H, W, D] = +(X[n, i + k - 1, j + l - 1, c] * K[k, l, c, d]); }",
+            {{"X", {1, 28, 28, 32}}, {"K", {3, 3, 32, 32}}});
   auto rows = [](const tile::BoundProgram &program) {
     for (const auto &step : compiler::plan_program(program, vulkan::test::lavapipe_like()).steps)
       if (step.name == "A") return step.model.tile_sizes[1] * step.model.tile_sizes[2];
@@ -127,10 +127,9 @@ TEST(PadGuardedReads, LavapipeTilesTheRowsOfAPaddedConvolution) {
 
 // Large enough for lavapipe to pad its input (kPadMinPoints): 32x32x32 outputs of 576 points.
 TEST(PadGuardedReads, EveryDeviceRunsPaddedConvolutionsAsInterpRunsThem) {
-  auto p = bound(kConvs, {{"X", {1, 32, 32, 64}},
-                          {"K", {3, 3, 64, 32}},
-                          {"S", {3, 3, 64, 8}},
-                          {"G", {3, 3, 64}}});
+  auto p = bound(
+      kConvs,
+      {{"X", {1, 32, 32, 64}}, {"K", {3, 3, 64, 32}}, {"S", {3, 3, 64, 8}}, {"G", {3, 3, 64}}});
   const TensorMap in = test::random_inputs(p, 9, -2, 2);
   const TensorMap want = interpret(p, in);
   DeviceRegistry registry = builtin_devices();
