@@ -74,19 +74,12 @@ box_of(const tile::BoundContraction &c, const std::vector<int64_t> &shape,
   return box;
 }
 
-// Whether index j of `c` is an output index (a plain index of an output dimension).
-bool is_output(const tile::BoundContraction &c, size_t j) {
-  for (const auto &out : c.output.dims)
-    if (out.plain_index() == j) return true;
-  return false;
-}
-
 // Whether padding `read` pays: the convolution has `min_points` points or more, and the padded
 // operand is the same for every value of some output index (its output channels), so that a
 // register tile along that index, with rows that no guard bounds, reuses each loaded value. A
 // depthwise convolution reads its input along every output index: MobileNetV2 ran 40-56 ms on
 // lavapipe without copies, 53-92 with them.
-bool worth_a_copy(const tile::BoundContraction &c, const BoundAccess &read, const Padding &pads,
+bool worth_a_copy(const tile::BoundContraction &c, const BoundAccess &read,
                   const std::vector<tile::IndexRange> &box, int64_t min_points) {
   int64_t points = 1;
   min_points = std::max<int64_t>(1, min_points);
@@ -95,22 +88,6 @@ bool worth_a_copy(const tile::BoundContraction &c, const BoundAccess &read, cons
     points = extent > min_points / points ? min_points : points * extent;
   }
   if (points < min_points) return false;
-  // lavapipe's row tiles (8 to 16 rows, GpuCostModel.cpp) must divide the rows that were guarded:
-  // a partial last tile brings its guards back, every row of it masked, and ran 2.6-2.8x slower
-  // than the guarded convolution without a copy (Inception v3's 3x3 convolutions on 35x35x64 ->
-  // 96: 10.7 -> 28.1 ms; on 17x17x768 -> 192: 56 -> 158), where 36x36 and 56x56 ran 3-4x faster.
-  auto tiles_evenly = [](int64_t e) {
-    if (e <= 16) return true;
-    for (int64_t t = 8; t <= 16; ++t)
-      if (e % t == 0) return true;
-    return false;
-  };
-  for (size_t d = 0; d < read.dims.size(); ++d)
-    if (pads[d].first || pads[d].second)
-      for (size_t j = 0; j < box.size(); ++j)
-        if (!(read.dims[d].coeffs[j] == Rational(0)) && is_output(c, j) &&
-            !tiles_evenly(box[j].hi - box[j].lo + 1))
-          return false;
   for (const auto &out : c.output.dims) {
     auto j = out.plain_index();
     if (!j || box[*j].hi == box[*j].lo) continue;
@@ -172,7 +149,7 @@ tile::BoundProgram pad_guarded_reads(const tile::BoundProgram &program, int64_t 
     if (!pads[0] || !pads[1] || within(*pads[0]) == within(*pads[1])) continue;
     const size_t g = within(*pads[0]) ? 1 : 0;  // the one input read past its edges
     const BoundAccess &read = c.inputs[g];
-    if (!worth_a_copy(c, read, *pads[g], *box, min_points)) continue;
+    if (!worth_a_copy(c, read, *box, min_points)) continue;
     const tile::TensorType &xt = out.type_of(read.tensor);
     double padded = 1;  // in double: a wild overhang must not overflow the count
     for (size_t d = 0; d < xt.shape.size(); ++d)

@@ -21,12 +21,11 @@ inline constexpr int64_t kPadMinPoints = int64_t{1} << 24;
 /// whose only out-of-bounds accesses, over its index box, are X's reading a padded copy of X
 /// instead: P[..., i + lo, ...] = =(X[..., i, ...]), its elements outside X zero, and S reading
 /// P at X's index forms plus lo. The skipped points read zeros there, so S's values are the same
-/// wherever W is finite (0 * inf is NaN, as in the frameworks' padded convolutions). One copy
-/// serves every reader with the same padding. Qualifies only where the box stays the same, the
-/// copy is at most four times X's size, S has `min_points` points or more, some output index
-/// (the output channels) does not read X, and lavapipe's row tiles (8 to 16) divide every output
-/// index X was read past its edges along (or it has at most 16 values); `program` unchanged where
-/// nothing does.
+/// wherever W is finite (0 * inf is NaN, as in the frameworks' padded convolutions). A copy
+/// serves every reader of X with its leading padding and no more trailing. Qualifies only where the
+/// box stays the same, the copy is at most four times X's size, S has `min_points` points or more
+/// and some output index (the output channels) does not read X; `program` unchanged where nothing
+/// does.
 tile::BoundProgram pad_guarded_reads(const tile::BoundProgram &program,
                                      int64_t min_points = kPadMinPoints);
 

@@ -232,6 +232,51 @@ TEST(GpuMapping, WideTargetsTileRowsThatPaddingGuards) {
   EXPECT_EQ(rows(lower(bound_conv, lavapipe), 1), 1);
 }
 
+// A GPU work-item whose row tile runs past the last row computes the last row again in place of
+// the missing ones (its row index clamped) and guards only its stores: the reduction loop holds no
+// condition (on lavapipe each was a lane mask and a blend per update). 37 rows in tiles of 4.
+TEST(GpuMapping, PartialRowTilesComputeTheLastRowAgainInsteadOfGuardingTheReduction) {
+  auto bound =
+      bind_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+                   {{"A", {DType::Float32, {37, 9}}}, {"B", {DType::Float32, {9, 48}}}});
+  LowerOptions rows_of_4;
+  rows_of_4.choose = [](const ContractionNest &, const Kernel &, const Schedule &model) {
+    Schedule s = model;
+    s.tile_sizes[0] = 4;
+    s.use_local_memory = false;
+    return s;
+  };
+  auto lowered = lower(bound, simt_target(), rows_of_4);
+  class Conditions : public IRVisitor {
+   public:
+    int in_reduction = 0, elsewhere = 0, clamps = 0;
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+      bool k = op->var == "k";
+      depth_ += k;
+      IRVisitor::visit(op);
+      depth_ -= k;
+    }
+    void visit(const IfThenElse *op) override {
+      ++(depth_ ? in_reduction : elsewhere);
+      IRVisitor::visit(op);
+    }
+    void visit(const Binary *op) override {
+      clamps += op->op == Binary::Op::Min;
+      IRVisitor::visit(op);
+    }
+
+   private:
+    int depth_ = 0;
+  } conditions;
+  conditions.visit_stmt(lowered.steps.at(0).kernel.body);
+  const std::string text = print_kernel(lowered.steps.at(0).kernel);
+  EXPECT_EQ(conditions.in_reduction, 0) << text;
+  EXPECT_GT(conditions.elsewhere, 0) << text;  // the stores
+  EXPECT_GT(conditions.clamps, 0) << text;
+  test::expect_lowered_matches_interp(bound, lowered, 13, 1e-4, "clamped rows");
+}
+
 // Constant weights on a wide target (PoCL): a work-item reads its vector tile's panel from the
 // buffer filled once at compile time, straight through, instead of copying it into private memory
 // (a panel schedule) or reading the weights' rows a row apart (a plain one, padded rows). A SIMT

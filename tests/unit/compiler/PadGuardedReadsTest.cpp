@@ -95,20 +95,6 @@ TEST(PadGuardedReads, OnlySumsOfProductsWithOneOperandReadPastItsEdges) {
   EXPECT_TRUE(unchanged("O[i : N] = +(X[i + k - 1] * W[k, 0]);"));
 }
 
-// lavapipe's row tiles (8 to 16) divide 36 and 56 rows but not 35 or 17: a partial tile would
-// bring the guards back.
-TEST(PadGuardedReads, OnlyWhereRowTilesDivideTheGuardedRows) {
-  for (int64_t rows : {7, 17, 35, 36, 56}) {
-    auto p =
-        bound("function (X[N, H, W, C], K[3, 3, C, D]) -> (A) {"
-              "  A[n, i, j, d : N, H, W, D] = +(X[n, i + k - 1, j + l - 1, c] * K[k, l, c, d]); }",
-              {{"X", {1, rows, rows, 4}}, {"K", {3, 3, 4, 4}}});
-    EXPECT_EQ(compiler::pad_guarded_reads(p, 1).statements.size(),
-              rows == 17 || rows == 35 ? 1u : 2u)
-        << rows << " rows";
-  }
-}
-
 // On lavapipe the cost model tiles a convolution's rows only where no guard bounds them: with the
 // padded copy, the 3x3 convolution's work-items compute several pixels each.
 TEST(PadGuardedReads, LavapipeTilesTheRowsOfAPaddedConvolution) {
