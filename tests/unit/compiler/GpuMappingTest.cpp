@@ -425,6 +425,23 @@ TEST(GpuMapping, GpuLaunchCountsTheGroupsAndItemsOfTheKernel) {
   EXPECT_GT(checked, 20);
 }
 
+// A zero-padded copy of an RGB image: its contiguous index (3 channels) alone would make groups of
+// 3 work-items; dimension 1 (37 columns, in 2 groups of 19) fills them, the last group partial.
+TEST(GpuMapping, ShortContiguousIndicesFillTheirWorkGroupsAlongDimension1) {
+  auto bound = bind_program("function (I[N, H, W, C]) -> (O) { O[n, x + 1, y + 2, c : N, 12, 37, "
+                            "C] = =(I[n, x, y, c]); }",
+                            {{"I", {DType::Float32, {1, 10, 33, 3}}}});
+  Target lavapipe = simt_target();
+  lavapipe.cores = 2;
+  lavapipe.cpu_invocations = true;
+  for (const Target &target : {simt_target(), lavapipe}) {
+    auto lowered = lower(bound, target);
+    const Schedule &s = lowered.steps.at(0).schedule;
+    EXPECT_EQ(s.workgroup, (std::vector<int64_t>{64, 19})) << s.to_json();
+    test::expect_lowered_matches_interp(bound, lowered, 3, 0, "padded RGB copy");
+  }
+}
+
 // A SIMT register tile pays only along an output index some operand does not depend on: a row
 // sum (each element read once) and a depthwise convolution's channels get one output per
 // work-item there, a matrix product its 4x4 tile.
