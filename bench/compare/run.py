@@ -51,9 +51,28 @@ def tessera_devices():
         return f"unknown ({e})"
 
 
+def stale_module(engines):
+    """A warning where a Tessera worker would import a module older than the binary: the workers
+    import the project venv's module, which `make build` installs, while `ninja` alone refreshes
+    only the binary (TESSERA_BIN). A run of the older module once timed code two commits behind."""
+    if not any(e.startswith("tessera-") for e in engines):
+        return ""
+    try:
+        module = subprocess.run([tessera_python(), "-c", "from tessera import _native; print(_native.__file__)"],
+                                capture_output=True, text=True, timeout=120, check=True).stdout.strip()
+        binary = tessera_binary()
+    except (OSError, SystemExit, subprocess.SubprocessError):
+        return ""
+    if os.path.getmtime(binary) - os.path.getmtime(module) < 60:
+        return ""
+    return (f"warning: the Tessera workers import {module}, older than {binary}: "
+            "`make build` installs the module the binary was built with")
+
+
 def engine_command(engine, model_dir, args):
     """The worker's command line for an engine name: ort, openvino, torch-eager, torch-compile,
     plaidml (PlaidML 0.7 on llvm_cpu.0 through Keras 2.2.4, in the venv bench/keras/setup_plaidml.sh makes),
+    plaidml-opencl (the same on its OpenCL device over PoCL, shown as a GPU by pocl_as_gpu.c),
     tessera-cpu, tessera-opencl (opencl:0), tessera-vulkan (vulkan:0), tessera-DEVICE."""
     py = lambda family: str(VENVS / family / "bin" / "python")  # noqa: E731
     if engine == "ort":
@@ -62,6 +81,8 @@ def engine_command(engine, model_dir, args):
         return [py("ort"), HERE / "worker_openvino.py", model_dir]
     if engine == "plaidml":
         return [py("plaidml"), HERE / "worker_plaidml.py", model_dir]
+    if engine == "plaidml-opencl":
+        return [py("plaidml"), HERE / "worker_plaidml.py", model_dir, "--device", "opencl"]
     if engine.startswith("torch-"):
         return [py("torch"), HERE / "worker_torch.py", model_dir, "--mode", engine[len("torch-"):]]
     if engine.startswith("tessera-"):
@@ -84,6 +105,13 @@ def tune_policy(setting, engine):
 class Worker:
     def __init__(self, engine, model_dir, args, log):
         env = dict(os.environ, TESSERA_CACHE=str(args.cache), PYTHONUNBUFFERED="1")
+        if engine == "plaidml-opencl":
+            # The loader looks at LD_LIBRARY_PATH once, when the process starts.
+            shim = VENVS / "plaidml" / "pocl-as-gpu"
+            if not (shim / "libOpenCL.so").exists():
+                raise RuntimeError(f"plaidml-opencl: no {shim}/libOpenCL.so; run bench/compare/setup.sh")
+            env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(shim), env.get("LD_LIBRARY_PATH")]))
+            env["PLAIDML_EXPERIMENTAL_CONFIG"] = str(HERE / "plaidml-pocl.json")
         tune = tune_policy(args.tessera_tune, engine)
         if tune:
             env["TESSERA_TUNE"] = tune
@@ -269,6 +297,8 @@ def main():
            "tessera_weights": args.tessera_weights}
     results = []
     engines = args.engines.split(",")
+    if warning := stale_module(engines):
+        print(warning, flush=True)
     for model_name in args.models.split(","):
         for batch in [int(b) for b in args.batch.split(",")]:
             print(f"{model_name}, batch {batch}", flush=True)

@@ -4,7 +4,7 @@
 #   ort    ONNX Runtime, OpenVINO, onnx, matplotlib (requirements-ort.txt; run.py runs here too)
 #   torch  PyTorch eager and torch.compile       (requirements-torch.txt; skipped with NO_TORCH=1)
 #   plaidml  PlaidML 0.7 + Keras 2.2.4 (bench/keras/setup_plaidml.sh, its requirements-plaidml.txt;
-#          skipped with NO_PLAIDML=1)
+#          skipped with NO_PLAIDML=1), and pocl-as-gpu/libOpenCL.so for its OpenCL device on PoCL
 # Tessera's own worker runs in the project venv (.venv, `make build`), not here.
 # A venv made from the same requirements file is kept (a stamp holds the file's hash), so a second run
 # installs nothing. Prints each venv's python and what it holds.
@@ -32,6 +32,10 @@ done
 if [[ ${NO_PLAIDML:-0} != 1 ]]; then
   # Its own script (the Keras bench's venv): Python 3.11 aliases and the llvm_cpu.0 device settings.
   echo "plaidml: $(nice -n 10 "$repo/bench/keras/setup_plaidml.sh" "$venvs/plaidml" | tail -n 1)"
+  # The plaidml-opencl engine's libOpenCL.so, which shows PoCL's device to PlaidML as a GPU.
+  mkdir -p "$venvs/plaidml/pocl-as-gpu"
+  cc -shared -fPIC -O2 -Wall -o "$venvs/plaidml/pocl-as-gpu/libOpenCL.so" "$here/pocl_as_gpu.c" \
+    -Wl,--no-as-needed -l:libOpenCL.so.1 -ldl
 fi
 
 "$venvs/ort/bin/python" - <<'PY'
