@@ -340,8 +340,45 @@ TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
   EXPECT_EQ(tiles(1024, 1024), (std::vector<int64_t>{16, 16, 1}));
   EXPECT_EQ(tiles(1024, 64), (std::vector<int64_t>{16, 8, 1}));   // 16 columns: 4 work-items
   EXPECT_EQ(tiles(1024, 728), (std::vector<int64_t>{16, 8, 1}));  // 16 does not divide 728
-  EXPECT_EQ(tiles(1024, 16), (std::vector<int64_t>{16, 4, 1}));   // the texel, whatever the lanes
+  EXPECT_EQ(tiles(1024, 16), (std::vector<int64_t>{16, 16, 1}));
+  EXPECT_EQ(tiles(128, 16), (std::vector<int64_t>{16, 4, 1}));    // 8 tiles of rows: the texel
   EXPECT_EQ(tiles(37, 1024), (std::vector<int64_t>{13, 16, 1}));  // 39 rows computed, not 48
+}
+
+// Where 16 columns leave fewer work-items along the contiguous index than a subgroup has lanes
+// (lavapipe runs them along dimension 0 alone), the output index with the most tiles, twice the
+// lanes or more, takes dimension 0: a product's rows, a strided convolution's columns (its rows
+// are guarded).
+TEST(GpuMapping, LavapipeTakesTheLanesOfNarrowOutputsFromAnotherIndex) {
+  Target lavapipe = simt_target();
+  lavapipe.cores = 2;
+  lavapipe.subgroup_size = 8;
+  lavapipe.cpu_invocations = true;
+  auto dimension_0 = [](const Schedule &s, size_t outputs) {
+    int last = -1;
+    for (int j : s.loop_order)
+      if (static_cast<size_t>(j) < outputs) last = j;
+    return last;
+  };
+  auto product =
+      bind_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+                   {{"A", {DType::Float32, {320, 32}}}, {"B", {DType::Float32, {32, 16}}}});
+  auto lowered = lower(product, lavapipe);
+  const Schedule &p = lowered.steps.at(0).schedule;
+  EXPECT_EQ(p.tile_sizes, (std::vector<int64_t>{16, 16, 1}));
+  EXPECT_EQ(dimension_0(p, 2), 0) << p.to_json();
+  EXPECT_EQ(p.workgroup, (std::vector<int64_t>{8, 8}));
+  test::expect_lowered_matches_interp(product, lowered, 5, 1e-4, "320x32x16 product on lavapipe");
+
+  auto stem = bind_program(
+      "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 18, 18, D] = "
+      "+(I[n, 2 * x + i - 1, 2 * y + j - 1, c] * K[i, j, c, d]); }",
+      {{"I", {DType::Float32, {1, 36, 36, 3}}}, {"K", {DType::Float32, {3, 3, 3, 32}}}});
+  auto conv = lower(stem, lavapipe);
+  const Schedule &c = conv.steps.at(0).schedule;
+  EXPECT_EQ(c.tile_sizes.at(3), 16) << c.to_json();
+  EXPECT_NE(dimension_0(c, 4), 3) << c.to_json();
+  test::expect_lowered_matches_interp(stem, conv, 7, 1e-4, "strided 3x3 stem on lavapipe");
 }
 
 // A SIMT GPU keeps 4x4 outputs per work-item in groups of 16x16 while that gives each compute unit
