@@ -100,6 +100,12 @@ void fill_compute_units(const ContractionNest &n, Schedule &s, const Target &tar
     s.workgroup[1] /= 2;
 }
 
+// Tiles of output index j under `s`.
+int64_t ceil_tiles(const ContractionNest &n, const Schedule &s, int j) {
+  int64_t t = std::max<int64_t>(1, s.tile_sizes[j]);
+  return (n.indices[j].extent + t - 1) / t;
+}
+
 // An elementwise nest whose contiguous index is short (a zero-padded copy of an RGB image: 3
 // channels) would make work-groups of that many work-items: a SIMT GPU runs a warp for each, and
 // lavapipe a call of its shader function whose SIMD lanes are mostly empty (ResNet-50's stem copy,
@@ -112,16 +118,11 @@ void fill_group_with_dimension_1(const ContractionNest &n, Schedule &s, int64_t 
   s.workgroup.resize(2, 1);
   std::vector<int64_t> counts;  // the output tile loops' counts, dimension 0 last
   for (int j : s.loop_order)
-    if (static_cast<size_t>(j) < n.outputs() && n.indices[j].extent > s.tile_sizes[j])
-      counts.push_back((n.indices[j].extent + s.tile_sizes[j] - 1) / s.tile_sizes[j]);
+    if (static_cast<size_t>(j) < n.outputs() && ceil_tiles(n, s, j) > 1)
+      counts.push_back(ceil_tiles(n, s, j));
   if (counts.size() < 2) return;
   int64_t c = counts[counts.size() - 2];
   s.workgroup[1] = std::min(c, least_waste_tile(c, std::max<int64_t>(1, per / 2), per));
-}
-
-int64_t ceil_tiles(const ContractionNest &n, const Schedule &s, int j) {
-  int64_t t = std::max<int64_t>(1, s.tile_sizes[j]);
-  return (n.indices[j].extent + t - 1) / t;
 }
 
 // lavapipe runs a subgroup's lanes along dimension 0 of the work-group alone: the output index
@@ -276,6 +277,8 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
   bool wide = wide_vector_target(target);
   bool reduces = k > r;
   bool big_tile = !wide && target.cpu_invocations;
+  int64_t lanes = std::max(1, target.subgroup_size);
+  int lanes_index = -1;  // on lavapipe, the output index that fills the subgroup's lanes
 
   // The contiguous output index, vectorized with the widest width dividing its extent.
   int v = -1;
@@ -353,7 +356,6 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
     // 37x37x64 Winograd product took twice as long with 4 work-items of 16 columns as with 8 of 8).
     // Not below 4, the texel.
     const int64_t rows = 16;
-    int64_t lanes = std::max(1, target.subgroup_size);
     if (row >= 0) {
       int64_t e = n.indices[row].extent;
       s.tile_sizes[row] =
@@ -369,9 +371,11 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
       // With 64 or 96 channels (8 columns) the swap won on ResNet-50's stem (17.2 -> 12.0 ms)
       // but lost on Inception v3's 35x35 convolutions (4.6 -> 5.5 ms each: 35 columns leave 5
       // of 40 lanes idle), so those keep their columns on dimension 0.
-      if (cols == 4 && lanes_from(n, s, v, lanes) >= 0) {
+      int a = cols == 4 ? lanes_from(n, s, v, lanes) : -1;
+      if (a >= 0) {
         cols = 16;
         while (cols > 4 && e % cols != 0) cols /= 2;
+        if ((e + cols - 1) / cols < lanes) lanes_index = a;
       }
       s.tile_sizes[v] = std::min(cols, e);
     }
@@ -431,14 +435,10 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
       if (busiest(wg) * 10 <= busiest(s.workgroup[0]) * 9) s.workgroup[0] = wg;
   } else if (big_tile) {
     s.workgroup = {std::min<int64_t>(64, max_items), 1};
-    int64_t lanes = std::max(1, target.subgroup_size);
-    if (v >= 0 && ceil_tiles(n, s, v) < lanes) {
-      int a = lanes_from(n, s, v, lanes);
-      if (a >= 0) {
-        d0 = a, d1 = v;
-        order();
-        s.workgroup = {lanes, std::max<int64_t>(1, std::min<int64_t>(64, max_items) / lanes)};
-      }
+    if (lanes_index >= 0) {  // the lanes along another output index (above)
+      d0 = lanes_index, d1 = v;
+      order();
+      s.workgroup = {lanes, std::max<int64_t>(1, std::min<int64_t>(64, max_items) / lanes)};
     }
   } else if (int64_t t = reduction_split(n, target)) {
     for (size_t j = 0; j < r; ++j) s.tile_sizes[j] = 1;
