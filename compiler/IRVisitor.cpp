@@ -159,4 +159,17 @@ Stmt IRMutator::visit(const Allocate *op, const Stmt &self) {
 }
 Stmt IRMutator::visit(const Barrier *, const Stmt &self) { return self; }
 
+void BufferUses::visit(const Load *op) {
+  read.insert(op->buffer);
+  IRVisitor::visit(op);
+}
+void BufferUses::visit(const Store *op) {
+  written.insert(op->buffer);
+  IRVisitor::visit(op);
+}
+void BufferUses::visit(const Allocate *op) {
+  local.insert(op->buffer);
+  IRVisitor::visit(op);
+}
+
 }  // namespace tessera::compiler

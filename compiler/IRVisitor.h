@@ -1,6 +1,9 @@
 // Read-only traversal of loop IR; one visit method per node kind, generated from IR.def.
 #pragma once
 
+#include <set>
+#include <string>
+
 #include "compiler/IR.h"
 
 namespace tessera::compiler {
@@ -16,6 +19,17 @@ class IRVisitor {
 #define LOOP_EXPR(Name) virtual void visit(const Name *op);
 #define LOOP_STMT(Name) virtual void visit(const Name *op);
 #include "compiler/IR.def"
+};
+
+/// The global buffers a statement reads and writes, and the kernel-local arrays it allocates
+/// (whose loads and stores are in `read` and `written` too).
+class BufferUses : public IRVisitor {
+ public:
+  std::set<std::string> read, written, local;
+  using IRVisitor::visit;
+  void visit(const Load *op) override;
+  void visit(const Store *op) override;
+  void visit(const Allocate *op) override;
 };
 
 }  // namespace tessera::compiler

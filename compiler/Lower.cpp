@@ -17,29 +17,16 @@
 #include "compiler/LowerContraction.h"
 #include "compiler/LowerElementwise.h"
 #include "compiler/LowerSpecial.h"
+#include "compiler/MergeSmallSteps.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::compiler {
 
 namespace {
 
-class BufferUses : public IRVisitor {
- public:
-  std::set<std::string> read, written, local;
-  using IRVisitor::visit;
-  void visit(const Load *op) override {
-    read.insert(op->buffer);
-    IRVisitor::visit(op);
-  }
-  void visit(const Store *op) override {
-    written.insert(op->buffer);
-    IRVisitor::visit(op);
-  }
-  void visit(const Allocate *op) override {
-    local.insert(op->buffer);
-    IRVisitor::visit(op);
-  }
-};
+// A step of at most this many iteration points runs on one thread in less time than a launch
+// costs where Target::merge_small_steps is set.
+constexpr int64_t kSmallStepPoints = 8192;
 
 Kernel make_kernel(const tile::BoundProgram &p, const std::string &name, Stmt body,
                    const ConstantPanels *constants = nullptr) {
@@ -185,6 +172,7 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
     out.steps.push_back(std::move(step));
   }
   out.buffers = buffers_of(program, std::move(touched));
+  if (target.merge_small_steps) out = merge_small_steps(std::move(out), kSmallStepPoints);
   return out;
 }
 

@@ -25,6 +25,9 @@ struct Target {
   /// Convolutions read a zero-padded copy of their input instead of guarding each load past its
   /// edges (compiler/PadGuardedReads.h): lavapipe, whose register tiles cannot span guarded rows.
   bool pad_guarded_reads = false;
+  /// A launch costs more than a few thousand points of arithmetic on one thread (lavapipe): runs of
+  /// small steps become one kernel that one work-item runs (compiler/MergeSmallSteps.h).
+  bool merge_small_steps = false;
 
   // Finishing passes, run on every kernel after its schedule is applied.
   /// 32-bit index arithmetic wherever it provably fits: GPUs emulate or split 64-bit integers.

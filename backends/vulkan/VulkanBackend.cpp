@@ -267,6 +267,7 @@ class VulkanBackend : public Backend {
     t.subgroup_size = static_cast<int>(g_.subgroup_size);
     t.cpu_invocations = g_.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     t.pad_guarded_reads = t.cpu_invocations;
+    t.merge_small_steps = t.cpu_invocations;
     t.has_fp16 = g_.features.float16;
     t.has_fp64 = g_.features.float64;
     t.narrow_indices = true;
