@@ -293,10 +293,31 @@ std::vector<uint32_t> stored_spirv(const Gpu &g, const KernelSource &src, Binary
   return {};
 }
 
+// A kernel that binds more buffers than the device allows is refused before its pipeline is made:
+// lavapipe (32 storage buffers a kernel) crashed on a shader with 41. Uniform texel buffers count
+// against the sampled images' limit.
+void check_bindings(const Gpu &g, const KernelSource &src) {
+  const VkPhysicalDeviceLimits &limits = g.props.limits;
+  const auto storage = static_cast<uint32_t>(src.buffers);
+  const auto texels = static_cast<uint32_t>(src.texel_params.size());
+  auto refuse = [&](uint32_t count, const std::string &what, uint32_t limit) {
+    throw tile::Error("error: " + g.label() + ": kernel " + src.name + " binds " +
+                      std::to_string(count) + " " + what + "; the device binds at most " +
+                      std::to_string(limit) + " to a kernel");
+  };
+  if (storage > limits.maxPerStageDescriptorStorageBuffers)
+    refuse(storage, "storage buffers", limits.maxPerStageDescriptorStorageBuffers);
+  if (texels > limits.maxPerStageDescriptorSampledImages)
+    refuse(texels, "texel buffer views", limits.maxPerStageDescriptorSampledImages);
+  if (storage + texels > limits.maxPerStageResources)
+    refuse(storage + texels, "buffers and views", limits.maxPerStageResources);
+}
+
 // The pipeline of `spirv`; may run on any thread (Vulkan's create calls and a pipeline cache
 // without VK_PIPELINE_CACHE_CREATE_EXTERNALLY_SYNCHRONIZED_BIT may be used concurrently).
 Pipeline make_pipeline(const Gpu &g, const KernelSource &src, uint32_t local_size,
                        const std::vector<uint32_t> &spirv) {
+  check_bindings(g, src);
   Pipeline p;
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   mi.codeSize = spirv.size() * sizeof(uint32_t);

@@ -30,10 +30,9 @@ const char *const kTail = R"(function (X[N, H, W, C], D[C, K], B[K]) -> (Y) {
 })";
 
 tile::BoundProgram tail(int64_t channels) {
-  return tile::bind(tile::parse_program(kTail),
-                    {{"X", {DType::Float32, {1, 4, 4, channels}}},
-                     {"D", {DType::Float32, {channels, 10}}},
-                     {"B", {DType::Float32, {10}}}});
+  return tile::bind(tile::parse_program(kTail), {{"X", {DType::Float32, {1, 4, 4, channels}}},
+                                                 {"D", {DType::Float32, {channels, 10}}},
+                                                 {"B", {DType::Float32, {10}}}});
 }
 
 // lavapipe's target as the Vulkan backend describes it, less its device limits.

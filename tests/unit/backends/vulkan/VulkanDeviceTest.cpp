@@ -273,6 +273,36 @@ TEST(VulkanDevice, MatmulMatchesHandValues) {
   }
 }
 
+// A kernel of 41 buffers (40 inputs summed into one output) on a device that binds fewer to a
+// kernel is a clear error, not a driver crash (lavapipe binds 32); a device that binds them runs
+// it.
+TEST(VulkanDevice, AKernelOfMoreBuffersThanTheDeviceBindsIsAnError) {
+  REQUIRE_DEVICE();
+  std::string text = "function (", sum;
+  std::map<std::string, tile::TensorType> types;
+  TensorMap in;
+  for (int i = 0; i < 40; ++i) {
+    std::string a = "A" + std::to_string(i);
+    text += (i ? ", " : "") + a + "[N]";
+    sum += (i ? " + " : "") + a;
+    types[a] = {tile::DType::Float32, {8}};
+    HostTensor t(types[a]);
+    for (int64_t e = 0; e < 8; ++e) t.as<float>()[e] = static_cast<float>(i);
+    in.emplace(a, std::move(t));
+  }
+  auto p = tile::bind(tile::parse_program(text + ") -> (O) { O = " + sum + "; }"), types);
+  Device device(vulkan_backend(0));
+  const uint32_t limit = all_gpus().at(0)->props.limits.maxPerStageDescriptorStorageBuffers;
+  if (limit >= 41) {
+    EXPECT_EQ(device.compile(p)->run(in).at("O").as<float>()[7], 780.0f);
+    return;
+  }
+  EXPECT_EQ(error_of([&] { device.compile(p); }),
+            "error: " + all_gpus().at(0)->label() +
+                ": kernel O binds 41 storage buffers; the device binds at most " +
+                std::to_string(limit) + " to a kernel");
+}
+
 TEST(VulkanDevice, TimesEnqueuedWorkOnItsOwnClock) {
   REQUIRE_DEVICE();
   if (!tessera::test::expect_device_clock_times_enqueued_work(vulkan_backend(0)))
