@@ -379,6 +379,26 @@ TEST(GpuMapping, LavapipeTakesTheLanesOfNarrowOutputsFromAnotherIndex) {
   EXPECT_EQ(c.tile_sizes.at(3), 16) << c.to_json();
   EXPECT_NE(dimension_0(c, 4), 3) << c.to_json();
   test::expect_lowered_matches_interp(stem, conv, 7, 1e-4, "strided 3x3 stem on lavapipe");
+
+  // A depthwise 3x3 on 144 channels: 9 work-items of 16 would idle 7 of 16 lanes, so a pixel
+  // index takes dimension 0 and the channels' 9 tiles go to dimension 1 in groups of 5 (the least
+  // empty last group). 192 channels (12 work-items, a quarter idle) keep dimension 0.
+  auto depthwise = [&](int64_t channels) {
+    return bind_program(
+        "function (I[N, H, W, C], K[KH, KW, C]) -> (O) { O[n, x, y, c : N, 20, 20, C] = "
+        "+(I[n, x + i - 1, y + j - 1, c] * K[i, j, c]); }",
+        {{"I", {DType::Float32, {1, 20, 20, channels}}},
+         {"K", {DType::Float32, {3, 3, channels}}}});
+  };
+  auto wide = depthwise(144);
+  auto dw = lower(wide, lavapipe);
+  const Schedule &d = dw.steps.at(0).schedule;
+  EXPECT_EQ(d.tile_sizes.at(3), 16) << d.to_json();
+  EXPECT_NE(dimension_0(d, 4), 3) << d.to_json();
+  EXPECT_EQ(d.workgroup, (std::vector<int64_t>{8, 5})) << d.to_json();
+  test::expect_lowered_matches_interp(wide, dw, 9, 1e-4, "depthwise 3x3 on 144 channels");
+  const Schedule &q = lower(depthwise(192), lavapipe).steps.at(0).schedule;
+  EXPECT_EQ(dimension_0(q, 4), 3) << q.to_json();
 }
 
 // A SIMT GPU keeps 4x4 outputs per work-item in groups of 16x16 while that gives each compute unit
