@@ -15,7 +15,7 @@ namespace {
 // merged softmax over 1000 classes: about 100 us of arithmetic in one invocation).
 constexpr int64_t kRunPoints = 4;
 // Buffers a merged kernel binds at most: Vulkan devices bind few storage buffers to a kernel
-// (lavapipe 32; a shader with 40 crashed it), and a kernel of the steps alone binds up to a dozen.
+// (lavapipe 32; one with 41 crashed it), and a kernel of the steps alone binds up to a dozen.
 constexpr size_t kMaxBuffers = 16;
 
 // One work-item runs the merged kernel, so no loop of it may be mapped to threads or work-items.
