@@ -384,15 +384,16 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
         if ((e + cols - 1) / cols < lanes) lanes_index = a;
       }
       s.tile_sizes[v] = std::min(cols, e);
-      // Where the columns' work-items leave 3 of 8 lanes idle or more (144 channels: 9 work-items
-      // of 16, 7 of 16 lanes idle), another index that wastes less than half that share takes
-      // dimension 0. MobileNetV2's four 144-channel depthwise convolutions on lavapipe (Zen 4),
-      // minima of 3 profiles: 8.77 ms together with the channels on dimension 0, 6.36 with the
-      // pixels there; 12 work-items (a quarter idle) keep theirs (Inception v3's 35x35
-      // convolutions lost with 35 pixels there, stop 46).
+      // Where the columns' work-items leave a quarter of the lanes idle or more (144 channels: 9
+      // work-items of 16, 7 of 16 lanes idle; 12 work-items, 4 idle), another index that idles
+      // less than half that share takes dimension 0. On lavapipe (Zen 4), minima of 3 profiles
+      // each way: MobileNetV2's four 144-channel depthwise convolutions 8.77 -> 6.36 ms together,
+      // its two of 96 channels (12 work-items of 8) 6.55 -> 5.27, Inception v3's 3x3 to 192
+      // channels on 71x71 35.6 -> 26.9. Its 35x35 convolutions (12 work-items; 35 pixels leave 5 of
+      // 40 lanes idle) lost with the swap (stop 46) and keep their columns.
       int b = lanes_index < 0 ? lanes_from(n, s, v, lanes) : -1;
       double idle = idle_lanes(ceil_tiles(n, s, v), lanes);
-      if (b >= 0 && idle >= 0.375 && idle_lanes(ceil_tiles(n, s, b), lanes) * 2 < idle)
+      if (b >= 0 && idle >= 0.25 && idle_lanes(ceil_tiles(n, s, b), lanes) * 2 < idle)
         lanes_index = b;
     }
   } else {

@@ -382,13 +382,14 @@ TEST(GpuMapping, LavapipeTakesTheLanesOfNarrowOutputsFromAnotherIndex) {
 
   // A depthwise 3x3 on 144 channels: 9 work-items of 16 would idle 7 of 16 lanes, so a pixel
   // index takes dimension 0 and the channels' 9 tiles go to dimension 1 in groups of 5 (the least
-  // empty last group). 192 channels (12 work-items, a quarter idle) keep dimension 0.
-  auto depthwise = [&](int64_t channels) {
-    return bind_program(
-        "function (I[N, H, W, C], K[KH, KW, C]) -> (O) { O[n, x, y, c : N, 20, 20, C] = "
-        "+(I[n, x + i - 1, y + j - 1, c] * K[i, j, c]); }",
-        {{"I", {DType::Float32, {1, 20, 20, channels}}},
-         {"K", {DType::Float32, {3, 3, channels}}}});
+  // empty last group). 192 channels (12 work-items, 4 of 16 lanes idle) keep dimension 0: the 20
+  // pixels would idle 4 of 24, not less than half that share; 32 pixels (none idle) take it.
+  auto depthwise = [&](int64_t channels, int64_t pixels = 20) {
+    const std::string p = std::to_string(pixels);
+    return bind_program("function (I[N, H, W, C], K[KH, KW, C]) -> (O) { O[n, x, y, c : N, " + p +
+                            ", " + p + ", C] = +(I[n, x + i - 1, y + j - 1, c] * K[i, j, c]); }",
+                        {{"I", {DType::Float32, {1, pixels, pixels, channels}}},
+                         {"K", {DType::Float32, {3, 3, channels}}}});
   };
   auto wide = depthwise(144);
   auto dw = lower(wide, lavapipe);
@@ -397,8 +398,11 @@ TEST(GpuMapping, LavapipeTakesTheLanesOfNarrowOutputsFromAnotherIndex) {
   EXPECT_NE(dimension_0(d, 4), 3) << d.to_json();
   EXPECT_EQ(d.workgroup, (std::vector<int64_t>{8, 5})) << d.to_json();
   test::expect_lowered_matches_interp(wide, dw, 9, 1e-4, "depthwise 3x3 on 144 channels");
-  const Schedule &q = lower(depthwise(192), lavapipe).steps.at(0).schedule;
+  const Schedule q = lower(depthwise(192), lavapipe).steps.at(0).schedule;
   EXPECT_EQ(dimension_0(q, 4), 3) << q.to_json();
+  const Schedule q32 = lower(depthwise(192, 32), lavapipe).steps.at(0).schedule;
+  EXPECT_NE(dimension_0(q32, 4), 3) << q32.to_json();
+  EXPECT_EQ(q32.workgroup, (std::vector<int64_t>{8, 6})) << q32.to_json();
 }
 
 // A SIMT GPU keeps 4x4 outputs per work-item in groups of 16x16 while that gives each compute unit
