@@ -1,5 +1,6 @@
 #include "compiler/MergeSmallSteps.h"
 
+#include <algorithm>
 #include <set>
 
 #include "compiler/ApplySchedule.h"
