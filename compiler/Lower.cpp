@@ -24,10 +24,6 @@ namespace tessera::compiler {
 
 namespace {
 
-// A step of at most this many iteration points runs on one thread in less time than a launch
-// costs where Target::merge_small_steps is set.
-constexpr int64_t kSmallStepPoints = 8192;
-
 Kernel make_kernel(const tile::BoundProgram &p, const std::string &name, Stmt body,
                    const ConstantPanels *constants = nullptr) {
   BufferUses uses;
@@ -172,7 +168,7 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
     out.steps.push_back(std::move(step));
   }
   out.buffers = buffers_of(program, std::move(touched));
-  if (target.merge_small_steps) out = merge_small_steps(std::move(out), kSmallStepPoints);
+  if (target.merge_small_steps) out = merge_small_steps(std::move(out));
   return out;
 }
 

@@ -11,6 +11,9 @@ namespace tessera::compiler {
 
 namespace {
 
+// A step of at most this many iteration points runs on one thread in less time than a launch
+// costs where Target::merge_small_steps is set.
+constexpr int64_t kSmallStepPoints = 8192;
 // A merged kernel's points are at most this many times a small step's: one thread runs them all,
 // where the steps' own kernels would have spread the larger ones over every core (lavapipe's
 // merged softmax over 1000 classes: about 100 us of arithmetic in one invocation).
@@ -77,7 +80,7 @@ PlannedStep merged(std::vector<Serial> run) {
 
 }  // namespace
 
-ProgramPlan merge_small_steps(ProgramPlan plan, int64_t max_points) {
+ProgramPlan merge_small_steps(ProgramPlan plan) {
   std::vector<PlannedStep> steps;
   std::vector<Serial> run;
   std::set<std::string> run_buffers;
@@ -90,7 +93,7 @@ ProgramPlan merge_small_steps(ProgramPlan plan, int64_t max_points) {
   };
   for (auto &step : plan.steps) {
     if (step.kind != PlannedStep::Kind::Scheduled || !step.writes_whole_output ||
-        points(step.nest) > max_points) {
+        points(step.nest) > kSmallStepPoints) {
       close_run();
       steps.push_back(std::move(step));
       continue;
@@ -98,7 +101,7 @@ ProgramPlan merge_small_steps(ProgramPlan plan, int64_t max_points) {
     Serial s = serial(std::move(step));
     std::set<std::string> buffers = run_buffers;
     buffers.insert(s.buffers.begin(), s.buffers.end());
-    if (buffers.size() > kMaxBuffers || run_points + s.points > kRunPoints * max_points) {
+    if (buffers.size() > kMaxBuffers || run_points + s.points > kRunPoints * kSmallStepPoints) {
       close_run();
       buffers = s.buffers;
     }

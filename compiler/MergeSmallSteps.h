@@ -11,10 +11,10 @@
 
 namespace tessera::compiler {
 
-/// `plan` with each run of at least two consecutive Scheduled steps of at most `max_points`
-/// iteration points each (the product of their nest's index extents), every one storing its whole
-/// output, replaced by one Fixed step: their nests in order under the schedule that tiles nothing,
-/// every loop serial. It is named after the run's last step and fuses what they all fused.
-ProgramPlan merge_small_steps(ProgramPlan plan, int64_t max_points);
+/// `plan` with each run of at least two consecutive Scheduled steps of at most 8192 iteration
+/// points each (the product of their nest's index extents), every one storing its whole output,
+/// replaced by one Fixed step: their nests in order under the schedule that tiles nothing, every
+/// loop serial. It is named after the run's last step and fuses what they all fused.
+ProgramPlan merge_small_steps(ProgramPlan plan);
 
 }  // namespace tessera::compiler
