@@ -326,11 +326,23 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
   // index) 10-40% slower. Elsewhere guarded rows lost: lavapipe took 85 ms for that convolution
   // with 14 of them against 22 with none, and on an H200 4 guarded rows per work-item made
   // ResNet-50 1.7x (OpenCL) and 1.9x (Vulkan) slower, VGG16 2.1x and 1.7x.
+  //
+  // On a wide target, of indices equally long, one free of guards and then the innermost: PoCL
+  // runs a group's work-items in a loop on one core, so with the rows along an image's columns a
+  // group writes and reads neighbouring pixels where along its rows it touched every row of the
+  // image (MobileNetV2's 1x1 convolution on 112x112x16 -> 96: 474 -> 339 us); a 1x7 convolution
+  // keeps its rows along the unguarded index.
   bool guarded_rows = wide && v >= 0 && reused_along(n, v);
   int row = -1;
+  auto longer = [&](int j) {
+    if (row < 0 || n.indices[j].extent != n.indices[row].extent)
+      return row < 0 || n.indices[j].extent > n.indices[row].extent;
+    if (!wide) return false;
+    return free_of_guards(n, j) || !free_of_guards(n, row);  // j is the later index
+  };
   for (size_t j = 0; j < r; ++j)
     if (static_cast<int>(j) != v && (guarded_rows || free_of_guards(n, j)) &&
-        n.indices[j].extent > 1 && (row < 0 || n.indices[j].extent > n.indices[row].extent))
+        n.indices[j].extent > 1 && longer(static_cast<int>(j)))
       row = static_cast<int>(j);
 
   if (wide) {

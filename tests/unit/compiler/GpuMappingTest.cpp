@@ -316,14 +316,42 @@ TEST(GpuMapping, WideTargetsGroupColumnsWhereOneTileHoldsEveryRow) {
       {{"I", {DType::Float32, {1, 7, 7, 64}}}, {"K", {DType::Float32, {3, 3, 64, 128}}}});
   auto lowered = lower(bound, wide_target());
   const Schedule &s = lowered.steps.at(0).schedule;
-  ASSERT_EQ(s.tile_sizes.at(1), 7) << s.to_json();
+  ASSERT_EQ(s.tile_sizes.at(2), 7) << s.to_json();  // the rows: y, the innermost of x and y
   EXPECT_EQ(s.tiles_per_item, 1) << s.to_json();
   std::vector<int> outputs;  // the output loops in order, innermost (dimension 0) last
   for (int j : s.loop_order)
     if (j < 4) outputs.push_back(j);
-  EXPECT_EQ(outputs.back(), 2) << s.to_json();
+  EXPECT_EQ(outputs.back(), 1) << s.to_json();
   EXPECT_EQ(outputs.at(2), 3) << s.to_json();
   test::expect_lowered_matches_interp(bound, lowered, 13, 1e-4, "7x7 padded conv on PoCL");
+}
+
+// On a wide target the rows of a register tile run along the innermost of the output indices
+// equally long, where no guard bounds it: PoCL runs a group's work-items in a loop on one core,
+// which then reads and writes neighbouring pixels, not one pixel of every row of the image.
+TEST(GpuMapping, WideTargetsTileRowsAlongTheInnermostUnguardedIndexOfEqualLength) {
+  auto row_index = [](const std::string &text, const tile::TensorType &kernel) {
+    auto bound = bind_program(text, {{"I", {DType::Float32, {1, 16, 16, 8}}}, {"K", kernel}});
+    auto lowered = lower(bound, wide_target());
+    const Schedule &s = lowered.steps.at(0).schedule;
+    test::expect_lowered_matches_interp(bound, lowered, 17, 1e-4, text.c_str());
+    int row = -1;
+    for (int j : {1, 2})
+      if (s.tile_sizes.at(j) > 1) row = row < 0 ? j : 0;  // 0: both tiled
+    return row;
+  };
+  const std::string pointwise =
+      "function (I[N, H, W, C], K[C, D]) -> (O) { O[n, x, y, d : N, 16, 16, D] = "
+      "+(I[n, x, y, c] * K[c, d]); }";
+  const std::string along_y =  // 1x7: padding guards y
+      "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 16, 16, D] = "
+      "+(I[n, x + i, y + j - 3, c] * K[i, j, c, d]); }";
+  const std::string along_x =  // 7x1: padding guards x
+      "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 16, 16, D] = "
+      "+(I[n, x + i - 3, y + j, c] * K[i, j, c, d]); }";
+  EXPECT_EQ(row_index(pointwise, {DType::Float32, {8, 32}}), 2);
+  EXPECT_EQ(row_index(along_y, {DType::Float32, {1, 7, 8, 32}}), 1);
+  EXPECT_EQ(row_index(along_x, {DType::Float32, {7, 1, 8, 32}}), 2);
 }
 
 TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
