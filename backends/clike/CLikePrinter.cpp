@@ -728,7 +728,8 @@ void CLikePrinter::store(const compiler::Store &s) {
   }
   auto *ramp = dense_ramp(s.index);
   if (ramp && vt == buf.dtype && native_ok(s.value) && s.value->type.lanes == lanes) {
-    line(dialect_.vector_store(id, lanes, scalar(ramp->base, 0), vec(s.value)));
+    line(dialect_.vector_store(id, buf.dtype, buf.global, lanes, scalar(ramp->base, 0),
+                               vec(s.value)));
     return;
   }
   store_lanes(s, buf.dtype, [&](int l, const std::string &v) {

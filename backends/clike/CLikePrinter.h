@@ -44,11 +44,13 @@ class Dialect {
     (void)buffer, (void)first, (void)component;
     return "";
   }
-  /// A contiguous vector load/store of `lanes` elements starting at `base`.
+  /// A contiguous vector load/store of `lanes` elements starting at `base`; a store names the
+  /// elements' type and whether `buffer` is in global memory.
   virtual std::string vector_load(const std::string &buffer, int lanes,
                                   const std::string &base) const = 0;
-  virtual std::string vector_store(const std::string &buffer, int lanes, const std::string &base,
-                                   const std::string &value) const = 0;
+  virtual std::string vector_store(const std::string &buffer, tile::DType dtype, bool global,
+                                   int lanes, const std::string &base,
+                                   const std::string &value) = 0;
   /// Lane `lane` of a native vector value.
   virtual std::string lane_of(const std::string &vector, int lane) const = 0;
   /// `value` (of `from`) converted to `to` with Tile's semantics (float -> int saturates, NaN ->

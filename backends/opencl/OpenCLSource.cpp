@@ -5,6 +5,8 @@
 #include "backends/clike/KernelFrame.h"
 #include "backends/opencl/OpenCLHelpers.h"
 
+#include <set>
+
 namespace tessera::opencl {
 
 namespace {
@@ -57,9 +59,21 @@ class OpenCLDialect : public clike::Dialect {
                           const std::string &base) const override {
     return "vload" + std::to_string(lanes) + "(0, " + buffer + " + " + base + ")";
   }
-  std::string vector_store(const std::string &buffer, int lanes, const std::string &base,
-                           const std::string &value) const override {
-    return "vstore" + std::to_string(lanes) + "(" + value + ", 0, " + buffer + " + " + base + ");";
+  // A store to global memory goes through a pointer to a vector type aligned like its elements
+  // (may_alias: the kernel reads the same memory as scalars): one instruction where PoCL made of
+  // vstore16 three (16, 16 and 32 bytes). MobileNetV2's kernels on PoCL, mostly writing, 4.25 ->
+  // 3.99 ms.
+  std::string vector_store(const std::string &buffer, DType dtype, bool global, int lanes,
+                           const std::string &base, const std::string &value) override {
+    std::string type = vector_type(dtype, lanes), unaligned = "tsr_" + type + "_u";
+    if (!global || type.empty())
+      return "vstore" + std::to_string(lanes) + "(" + value + ", 0, " + buffer + " + " + base +
+             ");";
+    if (store_types_.insert(unaligned).second)
+      store_typedefs_ += "typedef " + type + " __attribute__((aligned(" +
+                         std::to_string(tile::dtype_size(dtype)) + "), may_alias)) " + unaligned +
+                         ";\n";
+    return "*(__global " + unaligned + " *)(" + buffer + " + " + base + ") = " + value + ";";
   }
   std::string lane_of(const std::string &vector, int lane) const override {
     return vector + ".s" + "0123456789abcdef"[lane];
@@ -87,7 +101,7 @@ class OpenCLDialect : public clike::Dialect {
       return helpers_.use(name, dtype) + "(" + args[0] + ")";
     return clike::Dialect::math(name, dtype, args);
   }
-  std::string helper_definitions() const override { return helpers_.text(); }
+  std::string helper_definitions() const override { return store_typedefs_ + helpers_.text(); }
   // OpenCL C applies ||, !, comparisons and ?: to vectors component by component, so the
   // NaN-propagating max and min and relu are the scalar definitions on floatN (a max pool's
   // accumulator, a convolution's relu epilogue: one vector operation, not 16 calls).
@@ -115,6 +129,8 @@ class OpenCLDialect : public clike::Dialect {
 
  private:
   clike::HelperLibrary helpers_{*this, opencl_helpers()};
+  std::set<std::string> store_types_;  // the under-aligned vector types vector_store used
+  std::string store_typedefs_;
 };
 
 }  // namespace

@@ -96,8 +96,8 @@ class GlslDialect : public clike::Dialect {
   std::string vector_load(const std::string &, int, const std::string &) const override {
     return unreachable();
   }
-  std::string vector_store(const std::string &, int, const std::string &,
-                           const std::string &) const override {
+  std::string vector_store(const std::string &, DType, bool, int, const std::string &,
+                           const std::string &) override {
     return unreachable();
   }
   std::string lane_of(const std::string &, int) const override { return unreachable(); }

@@ -1,5 +1,6 @@
 // The OpenCL C printer on hand-built loop IR: golden strings for the NDRange mapping, native
-// vectors (vload/vstore), lane-by-lane fallbacks and Tile's integer division.
+// vectors (vload, stores through pointers aligned like an element), lane-by-lane fallbacks and
+// Tile's integer division.
 #include <gtest/gtest.h>
 
 #include "backends/opencl/OpenCLSource.h"
@@ -26,11 +27,13 @@ TEST(OpenCLSource, ParallelLoopIsTheNDRangeAndRampsAreVectorLoads) {
   EXPECT_TRUE(s.launch.driver_local);
   EXPECT_EQ(s.launch.global()[0], 8);
   EXPECT_FALSE(s.uses_fp64);
-  EXPECT_EQ(s.source,
-            "__kernel void tk_add(__global const float *restrict A, __global float *restrict C) {\n"
-            "  const int i = ((int)get_global_id(0));\n"
-            "  vstore4((vload4(0, A + (i * 4)) + ((float4)(0.5f))), 0, C + (i * 4));\n"
-            "}\n");
+  EXPECT_EQ(
+      s.source,
+      "typedef float4 __attribute__((aligned(4), may_alias)) tsr_float4_u;\n"
+      "__kernel void tk_add(__global const float *restrict A, __global float *restrict C) {\n"
+      "  const int i = ((int)get_global_id(0));\n"
+      "  *(__global tsr_float4_u *)(C + (i * 4)) = (vload4(0, A + (i * 4)) + ((float4)(0.5f)));\n"
+      "}\n");
 }
 
 TEST(OpenCLSource, IntegerDivisionFloorsAndNeverTraps) {
@@ -139,6 +142,7 @@ TEST(OpenCLSource, GpuLoopsAreIdsAndConstantIndexArraysAreRegisters) {
   EXPECT_EQ(s.launch.local[0], 2);
   EXPECT_EQ(
       s.source,
+      "typedef float4 __attribute__((aligned(4), may_alias)) tsr_float4_u;\n"
       "__attribute__((reqd_work_group_size(2, 1, 1)))\n"
       "__kernel void tk_mm(__global const float *restrict A, __global const float *restrict B, "
       "__global float *restrict C) {\n"
@@ -147,8 +151,8 @@ TEST(OpenCLSource, GpuLoopsAreIdsAndConstantIndexArraysAreRegisters) {
       "  float4 acc_r0, acc_r1;\n"
       "  acc_r0 = ((float4)(0.0f));\n"
       "  acc_r1 = fma(((float4)(A[(((g * 2) + t) * 8)])), ((float4)(B[((g * 2) + t)])), acc_r0);\n"
-      "  vstore4(acc_r1, 0, C + (((g * 2) + t) * 8));\n"
-      "  vstore4(acc_r0, 0, C + ((((g * 2) + t) * 8) + 4));\n"
+      "  *(__global tsr_float4_u *)(C + (((g * 2) + t) * 8)) = acc_r1;\n"
+      "  *(__global tsr_float4_u *)(C + ((((g * 2) + t) * 8) + 4)) = acc_r0;\n"
       "}\n");
 }
 
