@@ -320,12 +320,15 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
 
   // Rows: the longest other output index free of guards or, on a wide target where each loaded
   // row value serves a whole row of the tile (an operand without the column index: a
-  // convolution's input), one that a guard bounds (padding); the guard then stays a condition per
-  // row of the tile. PoCL ran ResNet-50's 3x3 convolutions on 14x14x256 3x faster with 7 such rows
-  // than with one (11 -> 3.7 ms) but MobileNetV2's depthwise ones (every operand has the column
-  // index) 10-40% slower. Elsewhere guarded rows lost: lavapipe took 85 ms for that convolution
-  // with 14 of them against 22 with none, and on an H200 4 guarded rows per work-item made
-  // ResNet-50 1.7x (OpenCL) and 1.9x (Vulkan) slower, VGG16 2.1x and 1.7x.
+  // convolution's input) or a loaded vector serves every row (an operand without the row index: a
+  // depthwise convolution's weights), one that a guard bounds (padding); the guard then stays a
+  // condition per row of the tile. PoCL ran ResNet-50's 3x3 convolutions on 14x14x256 3x faster
+  // with 7 such rows than with one (11 -> 3.7 ms); MobileNetV2's 17 depthwise ones (Zen 4, with
+  // the guards unswitched) 1.02 -> 0.80 ms together, where pools, whose one operand has every
+  // index, ran slower (Inception v3's nine 0.61 -> 0.85 ms). Elsewhere guarded rows lost: lavapipe
+  // took 85 ms for that convolution with 14 of them against 22 with none, and on an H200 4
+  // guarded rows per work-item made ResNet-50 1.7x (OpenCL) and 1.9x (Vulkan) slower, VGG16 2.1x
+  // and 1.7x.
   //
   // On a wide target, of indices equally long, one free of guards and then the innermost: PoCL
   // runs a group's work-items in a loop on one core, so with the rows along an image's columns a
@@ -333,6 +336,9 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
   // image (MobileNetV2's 1x1 convolution on 112x112x16 -> 96: 474 -> 339 us); a 1x7 convolution
   // keeps its rows along the unguarded index.
   bool guarded_rows = wide && v >= 0 && reused_along(n, v);
+  auto may_tile = [&](size_t j) {
+    return free_of_guards(n, j) || guarded_rows || (wide && v >= 0 && reused_along(n, j));
+  };
   int row = -1;
   auto longer = [&](int j) {
     if (row < 0 || n.indices[j].extent != n.indices[row].extent)
@@ -341,8 +347,8 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
     return free_of_guards(n, j) || !free_of_guards(n, row);  // j is the later index
   };
   for (size_t j = 0; j < r; ++j)
-    if (static_cast<int>(j) != v && (guarded_rows || free_of_guards(n, j)) &&
-        n.indices[j].extent > 1 && longer(static_cast<int>(j)))
+    if (static_cast<int>(j) != v && may_tile(j) && n.indices[j].extent > 1 &&
+        longer(static_cast<int>(j)))
       row = static_cast<int>(j);
 
   if (wide) {

@@ -203,9 +203,10 @@ TEST(GpuMapping, WideTargetsGetTallRegisterTilesOfVectors) {
 }
 
 // Padding bounds a convolution's rows with guards. A wide target (PoCL) still takes a tall tile
-// of them where the input is one broadcast value per row (a convolution, not a depthwise one);
-// lavapipe and SIMT GPUs keep their rows guard-free (both ran such tiles slower), and the tiles
-// compute what interp does.
+// of them where the input is one broadcast value per row (a convolution) or the weights one
+// vector for every row (a depthwise convolution), not in a pool (its one operand has every
+// index); lavapipe and SIMT GPUs keep their rows guard-free (both ran such tiles slower), and the
+// tiles compute what interp does.
 TEST(GpuMapping, WideTargetsTileRowsThatPaddingGuards) {
   const std::string conv =
       "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 14, 14, D] = "
@@ -227,7 +228,15 @@ TEST(GpuMapping, WideTargetsTileRowsThatPaddingGuards) {
   auto wide_conv = lower(bound_conv, wide_target());
   EXPECT_EQ(rows(wide_conv, 1), 7) << wide_conv.steps[0].schedule.to_json();
   test::expect_lowered_matches_interp(bound_conv, wide_conv, 11, 1e-4, "guarded rows on PoCL");
-  EXPECT_EQ(rows(lower(bound_depthwise, wide_target()), 0), 1);
+  auto wide_depthwise = lower(bound_depthwise, wide_target());
+  EXPECT_EQ(rows(wide_depthwise, 0), 7) << wide_depthwise.steps[0].schedule.to_json();
+  test::expect_lowered_matches_interp(bound_depthwise, wide_depthwise, 12, 1e-4,
+                                      "guarded depthwise rows on PoCL");
+  auto bound_pool = bind_program(
+      "function (I[H, W, C]) -> (O) { O[x, y, c : 14, 14, C] = >(I[x + i - 1, y + j - 1, c]), "
+      "i < 3, j < 3; }",
+      {{"I", {DType::Float32, {14, 14, 32}}}});
+  EXPECT_EQ(rows(lower(bound_pool, wide_target()), 0), 1);
   EXPECT_EQ(rows(lower(bound_conv, simt_target()), 1), 1);
   EXPECT_EQ(rows(lower(bound_conv, lavapipe), 1), 1);
 }
