@@ -4,6 +4,7 @@
 #include <string>
 
 #include "compiler/AlignedLoads.h"
+#include "compiler/GpuCostModel.h"
 #include "compiler/HoistLoads.h"
 #include "compiler/NarrowIndices.h"
 #include "compiler/UnswitchGuards.h"
@@ -12,7 +13,8 @@ namespace tessera::compiler {
 
 Kernel finish_kernel(Kernel kernel, const Target &target) {
   if (target.narrow_indices) kernel = narrow_indices(kernel);
-  if (target.unswitch_guards) kernel.body = unswitch_invariant_guards(kernel.body);
+  if (target.unswitch_guards)
+    kernel.body = unswitch_invariant_guards(kernel.body, wide_vector_target(target));
   if (target.grouped_read_limit > 0) {
     std::set<std::string> grouped;
     for (auto &p : kernel.params) {

@@ -320,15 +320,13 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
 
   // Rows: the longest other output index free of guards or, on a wide target where each loaded
   // row value serves a whole row of the tile (an operand without the column index: a
-  // convolution's input) or, on images of 32 rows or fewer, a loaded vector serves every row (an
-  // operand without the row index: a depthwise convolution's weights), one that a guard bounds
-  // (padding); the guard then stays a condition per row of the tile. PoCL ran ResNet-50's 3x3
-  // convolutions on 14x14x256 3x faster with 7 such rows than with one (11 -> 3.7 ms).
-  // MobileNetV2's depthwise ones (Zen 4, minima of 4 alternating profiles) on 7x7 to 28x28 ran
-  // 0.38 -> 0.30 ms together with rows, where those on 56x56 and 112x112 (guards kept on every
-  // update: a 3-tap loop is too short to unswitch) ran level or up to 1.8x slower; pools, whose
-  // one operand has every index, ran slower (Inception v3's nine 0.61 -> 0.85 ms). Elsewhere
-  // guarded rows lost: lavapipe
+  // convolution's input) or a loaded vector serves every row (an operand without the row index: a
+  // depthwise convolution's weights), one that a guard bounds (padding); the guard then stays a
+  // condition per row of the tile, which finish_kernel unswitches out of the taps' loops. PoCL ran
+  // ResNet-50's 3x3 convolutions on 14x14x256 3x faster with 7 such rows than with one (11 -> 3.7
+  // ms), MobileNetV2's 17 depthwise ones 0.78 -> 0.60 ms together (Zen 4); pools, whose one
+  // operand has every index, ran slower (Inception v3's nine 0.61 -> 0.85 ms). Elsewhere guarded
+  // rows lost: lavapipe
   // took 85 ms for that convolution with 14 of them against 22 with none, and on an H200 4
   // guarded rows per work-item made ResNet-50 1.7x (OpenCL) and 1.9x (Vulkan) slower, VGG16 2.1x
   // and 1.7x.
@@ -340,8 +338,7 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
   // keeps its rows along the unguarded index.
   bool guarded_rows = wide && v >= 0 && reused_along(n, v);
   auto may_tile = [&](size_t j) {
-    return free_of_guards(n, j) || guarded_rows ||
-           (wide && v >= 0 && reused_along(n, j) && n.indices[j].extent <= 32);
+    return free_of_guards(n, j) || guarded_rows || (wide && v >= 0 && reused_along(n, j));
   };
   int row = -1;
   auto longer = [&](int j) {

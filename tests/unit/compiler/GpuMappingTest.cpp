@@ -203,10 +203,10 @@ TEST(GpuMapping, WideTargetsGetTallRegisterTilesOfVectors) {
 }
 
 // Padding bounds a convolution's rows with guards. A wide target (PoCL) still takes a tall tile
-// of them where the input is one broadcast value per row (a convolution) or, on images of 32
-// rows or fewer, the weights one vector for every row (a depthwise convolution), not in a pool
-// (its one operand has every index); lavapipe and SIMT GPUs keep their rows guard-free (both ran
-// such tiles slower), and the tiles compute what interp does.
+// of them where the input is one broadcast value per row (a convolution) or the weights one
+// vector for every row (a depthwise convolution), not in a pool (its one operand has every
+// index); lavapipe and SIMT GPUs keep their rows guard-free (both ran such tiles slower), and the
+// tiles compute what interp does.
 TEST(GpuMapping, WideTargetsTileRowsThatPaddingGuards) {
   const std::string conv =
       "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 14, 14, D] = "
@@ -236,7 +236,10 @@ TEST(GpuMapping, WideTargetsTileRowsThatPaddingGuards) {
       bind_program("function (I[H, W, C], K[KH, KW, C]) -> (O) { O[x, y, c : 48, 48, C] = "
                    "+(I[x + i - 1, y + j - 1, c] * K[i, j, c]); }",
                    {{"I", {DType::Float32, {48, 48, 32}}}, {"K", {DType::Float32, {3, 3, 32}}}});
-  EXPECT_EQ(rows(lower(bound_large_depthwise, wide_target()), 0), 1);  // 48 rows: guards cost more
+  auto wide_large_depthwise = lower(bound_large_depthwise, wide_target());
+  EXPECT_EQ(rows(wide_large_depthwise, 0), 8) << wide_large_depthwise.steps[0].schedule.to_json();
+  test::expect_lowered_matches_interp(bound_large_depthwise, wide_large_depthwise, 14, 1e-4,
+                                      "guarded rows of a 48x48 depthwise convolution on PoCL");
   auto bound_pool = bind_program(
       "function (I[H, W, C]) -> (O) { O[x, y, c : 14, 14, C] = >(I[x + i - 1, y + j - 1, c]), "
       "i < 3, j < 3; }",

@@ -1,12 +1,16 @@
 // UnswitchGuards: an innermost loop whose updates carry guards that do not change in it splits
-// into an unguarded copy under their conjunction and the original loop.
+// into an unguarded copy under their conjunction and the original loop; across nests, a nest of
+// short loops whose guards are affine in its variables splits under the guards at their tightest
+// corner.
 #include <functional>
 
 #include <gtest/gtest.h>
 
 #include "compiler/IRBuild.h"
 #include "compiler/IRPrinter.h"
+#include "compiler/IRVisitor.h"
 #include "compiler/UnswitchGuards.h"
+#include "tests/unit/compiler/LoopEval.h"
 
 namespace tessera::compiler {
 namespace {
@@ -55,6 +59,68 @@ TEST(UnswitchGuards, GuardsThatVaryShortLoopsAndLoadsStay) {
   };
   for (const Stmt &loop : {guarded_loop(on_k), guarded_loop(reads), guarded_loop(row_guard, 3)})
     EXPECT_EQ(unswitch_invariant_guards(loop), loop) << print_stmt(loop);
+}
+
+// for k in [0, 3) { for l in [0, taps) { if (0 <= 2*x + r + l - 1 < 12) acc[r] += A[k*3 + l] } }
+// for rows r = 0, 1: a padded convolution's taps along a row tile, with `guard` in place of the
+// padding's where given.
+Stmt guarded_nest(int64_t taps, const std::function<Expr(int)> &guard = nullptr) {
+  std::vector<Stmt> updates;
+  for (int r = 0; r < 2; ++r) {
+    Expr at = bin(Op::Add, bin(Op::Add, bin(Op::Mul, var("x"), imm(2)), imm(r - 1)), var("l"));
+    Expr inside = guard ? guard(r)
+                        : bin(Op::And, bin(Op::GE, at, imm(0)),
+                              bin(Op::GE, bin(Op::Sub, imm(11), at), imm(0)));
+    Expr a = f32_load("A", bin(Op::Add, bin(Op::Mul, var("k"), imm(3)), var("l")));
+    updates.push_back(IfThenElse::make(
+        inside, Store::make("acc", imm(r), bin(Op::Add, f32_load("acc", imm(r)), a))));
+  }
+  return For::make("k", imm(0), imm(3), ForKind::Serial,
+                   For::make("l", imm(0), imm(taps), ForKind::Serial, Block::make(updates)));
+}
+
+bool has_guard(const Stmt &s) {
+  class Guards : public IRVisitor {
+   public:
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const IfThenElse *) override { found = true; }
+  } guards;
+  guards.visit_stmt(s);
+  return guards.found;
+}
+
+TEST(UnswitchGuards, AffineGuardsOfANestOfShortLoopsMoveOutOfTheNest) {
+  Stmt nest = guarded_nest(3);
+  EXPECT_EQ(unswitch_invariant_guards(nest), nest);  // only across nests
+  Stmt out = unswitch_invariant_guards(nest, /*across_nests=*/true);
+  auto *split = as<IfThenElse>(out);
+  ASSERT_TRUE(split) << print_stmt(out);
+  EXPECT_EQ(split->else_case, nest);
+  EXPECT_FALSE(has_guard(split->then_case)) << print_stmt(out);
+  // The condition holds for exactly the x whose every tap of both rows lies inside [0, 12).
+  for (int64_t x = -1; x <= 7; ++x) {
+    test::LoopEval eval;
+    eval.vars["x"] = x;
+    bool inside = true;
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t l = 0; l < 3; ++l) inside &= 2 * x + r - 1 + l >= 0 && 2 * x + r - 1 + l < 12;
+    EXPECT_EQ(eval.eval(split->cond)[0] != 0, inside) << "x = " << x;
+  }
+}
+
+TEST(UnswitchGuards, NestsOfALongInnerLoopOrOfGuardsNotAffineStayAsTheyWere) {
+  // A long innermost loop gets the split of its own (its guards do not change in it).
+  Stmt long_nest = guarded_nest(32, row_guard);
+  Stmt out = unswitch_invariant_guards(long_nest, true);
+  auto *outer = as<For>(out);
+  ASSERT_TRUE(outer) << print_stmt(out);
+  EXPECT_TRUE(as<IfThenElse>(outer->body)) << print_stmt(out);
+  auto squared = [](int r) {
+    return bin(Op::LT, bin(Op::Add, bin(Op::Mul, var("l"), var("l")), imm(r)), imm(5));
+  };
+  Stmt not_affine = guarded_nest(3, squared);
+  EXPECT_EQ(unswitch_invariant_guards(not_affine, true), not_affine);
 }
 
 }  // namespace
