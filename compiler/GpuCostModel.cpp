@@ -324,12 +324,13 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
   // depthwise convolution's weights), one that a guard bounds (padding); the guard then stays a
   // condition per row of the tile, which finish_kernel unswitches out of the taps' loops. PoCL ran
   // ResNet-50's 3x3 convolutions on 14x14x256 3x faster with 7 such rows than with one (11 -> 3.7
-  // ms), MobileNetV2's 17 depthwise ones 0.78 -> 0.60 ms together (Zen 4); pools, whose one
-  // operand has every index, ran slower (Inception v3's nine 0.61 -> 0.85 ms). Elsewhere guarded
-  // rows lost: lavapipe
-  // took 85 ms for that convolution with 14 of them against 22 with none, and on an H200 4
-  // guarded rows per work-item made ResNet-50 1.7x (OpenCL) and 1.9x (Vulkan) slower, VGG16 2.1x
-  // and 1.7x.
+  // ms). MobileNetV2's 17 depthwise ones (Zen 4) ran as fast with rows as with one while the
+  // guards stayed in their 3-tap loops, faster on small images and slower on 56x56 and 112x112;
+  // unswitched across the taps' nest, all of them 0.77 -> 0.60 ms against that mix. Pools, whose
+  // one operand has every index, ran slower with rows (Inception v3's nine 0.61 -> 0.85 ms).
+  // Elsewhere guarded rows lost: lavapipe took 85 ms for that convolution with 14 of them against
+  // 22 with none, and on an H200 4 guarded rows per work-item made ResNet-50 1.7x (OpenCL) and
+  // 1.9x (Vulkan) slower, VGG16 2.1x and 1.7x.
   //
   // On a wide target, of indices equally long, one free of guards and then the innermost: PoCL
   // runs a group's work-items in a loop on one core, so with the rows along an image's columns a

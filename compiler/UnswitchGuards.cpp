@@ -114,10 +114,11 @@ Nest perfect_nest(const For *op) {
 
 // `cond`, a conjunction of comparisons affine in the nest's variables, at the corner of the
 // nest's box where each comparison is tightest: it holds there only if it holds in every
-// iteration. Null where a part is not of that form or a loop's bounds use an inner variable.
+// iteration. Null where a part is not of that form, reads a buffer (the nest may write it) or a
+// loop's bounds use an inner variable.
 Expr at_tightest_corner(const Expr &cond, const Nest &n) {
   auto *b = as<Binary>(cond);
-  if (!b) return nullptr;
+  if (!b || !invariant(cond, /*var=*/"")) return nullptr;  // no variable is named "": loads
   if (b->op == Binary::Op::And) {
     Expr a = at_tightest_corner(b->a, n), c = at_tightest_corner(b->b, n);
     return a && c ? Binary::make(Binary::Op::And, a, c) : nullptr;

@@ -109,7 +109,7 @@ TEST(UnswitchGuards, AffineGuardsOfANestOfShortLoopsMoveOutOfTheNest) {
   }
 }
 
-TEST(UnswitchGuards, NestsOfALongInnerLoopOrOfGuardsNotAffineStayAsTheyWere) {
+TEST(UnswitchGuards, NestsOfALongInnerLoopOrOfGuardsNotAffineOrReadingStayAsTheyWere) {
   // A long innermost loop gets the split of its own (its guards do not change in it).
   Stmt long_nest = guarded_nest(32, row_guard);
   Stmt out = unswitch_invariant_guards(long_nest, true);
@@ -121,6 +121,11 @@ TEST(UnswitchGuards, NestsOfALongInnerLoopOrOfGuardsNotAffineStayAsTheyWere) {
   };
   Stmt not_affine = guarded_nest(3, squared);
   EXPECT_EQ(unswitch_invariant_guards(not_affine, true), not_affine);
+  auto reads = [](int) {  // the nest might write what the guard reads
+    return bin(Op::LT, f32_load("B", imm(0)), FloatImm::make({tile::DType::Float32, 1}, 1.0));
+  };
+  Stmt reading = guarded_nest(3, reads);
+  EXPECT_EQ(unswitch_invariant_guards(reading, true), reading);
 }
 
 }  // namespace
