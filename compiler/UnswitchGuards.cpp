@@ -1,5 +1,6 @@
 #include "compiler/UnswitchGuards.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -17,42 +18,38 @@ namespace tessera::compiler {
 
 namespace {
 
+// What `e` uses: whether it reads a buffer, and whether it mentions variable `var`.
+struct Uses {
+  bool loads = false, var = false;
+};
+
+Uses uses(const Expr &e, const std::string &var) {
+  class Visitor : public IRVisitor {
+   public:
+    explicit Visitor(const std::string &v) : var_(v) {}
+    Uses found;
+    using IRVisitor::visit;
+    void visit(const Load *op) override {
+      found.loads = true;
+      IRVisitor::visit(op);
+    }
+    void visit(const Var *op) override { found.var |= op->name == var_; }
+
+   private:
+    const std::string &var_;
+  } visitor(var);
+  visitor.visit_expr(e);
+  return visitor.found;
+}
+
 // Whether `cond` reads no buffer and does not mention `var`: its value is the same in every
 // iteration of var's loop.
 bool invariant(const Expr &cond, const std::string &var) {
-  class Reads : public IRVisitor {
-   public:
-    explicit Reads(const std::string &v) : var_(v) {}
-    bool varies = false;
-    using IRVisitor::visit;
-    void visit(const Load *op) override {
-      varies = true;
-      IRVisitor::visit(op);
-    }
-    void visit(const Var *op) override { varies |= op->name == var_; }
-
-   private:
-    const std::string &var_;
-  } reads(var);
-  reads.visit_expr(cond);
-  return !reads.varies;
+  Uses u = uses(cond, var);
+  return !u.loads && !u.var;
 }
 
-// Whether `e` does not mention variable `var` (it may read buffers).
-bool invariant_of_var(const Expr &e, const std::string &var) {
-  class Mentions : public IRVisitor {
-   public:
-    explicit Mentions(const std::string &v) : var_(v) {}
-    bool found = false;
-    using IRVisitor::visit;
-    void visit(const Var *op) override { found |= op->name == var_; }
-
-   private:
-    const std::string &var_;
-  } m(var);
-  m.visit_expr(e);
-  return !m.found;
-}
+bool mentions(const Expr &e, const std::string &var) { return uses(e, var).var; }
 
 // Whether `s` holds a loop or an allocation: the split applies to innermost loops only.
 bool nests(const Stmt &s) {
@@ -71,9 +68,6 @@ bool nests(const Stmt &s) {
 // which a short loop would not repay (an assumption: Xception's guarded loops are all channel
 // loops, 32 to 1024 steps, and those ran 1.5-3x faster split).
 constexpr int64_t kMinTrips = 16;
-
-// Whether `e` mentions variable `var`.
-bool mentions(const Expr &e, const std::string &var) { return !invariant_of_var(e, var); }
 
 // The coefficient of `var` in `e` where `e` is affine in it (sums, differences and products by
 // terms free of it), else nullopt. Terms free of `var` count 0 whatever they are.
@@ -118,7 +112,7 @@ Nest perfect_nest(const For *op) {
 // loop's bounds use an inner variable.
 Expr at_tightest_corner(const Expr &cond, const Nest &n) {
   auto *b = as<Binary>(cond);
-  if (!b || !invariant(cond, /*var=*/"")) return nullptr;  // no variable is named "": loads
+  if (!b || uses(cond, "").loads) return nullptr;
   if (b->op == Binary::Op::And) {
     Expr a = at_tightest_corner(b->a, n), c = at_tightest_corner(b->b, n);
     return a && c ? Binary::make(Binary::Op::And, a, c) : nullptr;
@@ -141,6 +135,32 @@ Expr at_tightest_corner(const Expr &cond, const Nest &n) {
     corner[f->var] = (*c > 0) == at_least ? f->min : last;
   }
   return simplify(Binary::make(b->op, substitute(b->a, corner), substitute(b->b, corner)));
+}
+
+// The statements of `body` with their guards dropped, and the conjunction of `hoist` of each
+// distinct guard: the condition under which they may run unguarded. Nullopt where `body` has no
+// guard or `hoist` gives null for one (that guard cannot leave).
+std::optional<std::pair<Expr, Stmt>> strip_guards(const Stmt &body,
+                                                  const std::function<Expr(const Expr &)> &hoist) {
+  auto *block = as<Block>(body);
+  std::vector<Stmt> stmts = block ? block->stmts : std::vector<Stmt>{body};
+  std::vector<Stmt> unguarded;
+  Expr all;
+  std::set<std::string> seen;
+  for (const auto &s : stmts) {
+    auto *guard = as<IfThenElse>(s);
+    if (!guard || guard->else_case) {
+      unguarded.push_back(s);
+      continue;
+    }
+    Expr cond = hoist(guard->cond);
+    if (!cond) return std::nullopt;
+    if (seen.insert(print_expr(cond)).second)
+      all = all ? Binary::make(Binary::Op::And, all, cond) : cond;
+    unguarded.push_back(guard->then_case);
+  }
+  if (!all) return std::nullopt;
+  return std::make_pair(all, Block::make(std::move(unguarded)));
 }
 
 class Unswitch : public IRMutator {
@@ -167,26 +187,12 @@ class Unswitch : public IRMutator {
     auto *extent = as<IntImm>(op->extent);
     if (op->for_kind != ForKind::Serial || !extent || extent->value < kMinTrips || nests(body))
       return kept;
-    auto *block = as<Block>(body);
-    std::vector<Stmt> stmts = block ? block->stmts : std::vector<Stmt>{body};
-    std::vector<Stmt> unguarded;
-    Expr all;
-    std::set<std::string> seen;
-    for (const auto &s : stmts) {
-      auto *guard = as<IfThenElse>(s);
-      if (!guard || guard->else_case) {
-        unguarded.push_back(s);
-        continue;
-      }
-      if (!invariant(guard->cond, op->var)) return kept;
-      if (seen.insert(print_expr(guard->cond)).second)
-        all = all ? Binary::make(Binary::Op::And, all, guard->cond) : guard->cond;
-      unguarded.push_back(guard->then_case);
-    }
-    if (!all) return kept;
-    Stmt fast = For::make(op->var, op->min, op->extent, op->for_kind,
-                          Block::make(std::move(unguarded)), op->gpu_dim);
-    return IfThenElse::make(all, fast, kept);
+    auto stripped = strip_guards(
+        body, [&](const Expr &cond) { return invariant(cond, op->var) ? cond : nullptr; });
+    if (!stripped) return kept;
+    Stmt fast =
+        For::make(op->var, op->min, op->extent, op->for_kind, stripped->second, op->gpu_dim);
+    return IfThenElse::make(stripped->first, fast, kept);
   }
 
   // A nest of two or more serial loops whose innermost statements' guards are affine in the
@@ -202,30 +208,15 @@ class Unswitch : public IRMutator {
     // Where the innermost loop is long enough for its own split (a channel loop), that one serves.
     auto *inner = as<IntImm>(n.loops.back()->extent);
     if (!inner || inner->value >= kMinTrips) return std::nullopt;
-    auto *block = as<Block>(n.body);
-    std::vector<Stmt> stmts = block ? block->stmts : std::vector<Stmt>{n.body};
-    std::vector<Stmt> unguarded;
-    Expr all;
-    std::set<std::string> seen;
-    for (const auto &s : stmts) {
-      auto *guard = as<IfThenElse>(s);
-      if (!guard || guard->else_case) {
-        unguarded.push_back(s);
-        continue;
-      }
-      Expr corner = at_tightest_corner(guard->cond, n);
-      if (!corner) return std::nullopt;
-      if (seen.insert(print_expr(corner)).second)
-        all = all ? Binary::make(Binary::Op::And, all, corner) : corner;
-      unguarded.push_back(guard->then_case);
-    }
-    if (!all || failed_.count(print_expr(all))) return std::nullopt;
-    Stmt fast = Block::make(std::move(unguarded));
+    auto stripped =
+        strip_guards(n.body, [&](const Expr &cond) { return at_tightest_corner(cond, n); });
+    if (!stripped || failed_.count(print_expr(stripped->first))) return std::nullopt;
+    Stmt fast = stripped->second;
     for (size_t i = n.loops.size(); i-- > 0;) {
       const For *f = n.loops[i];
       fast = For::make(f->var, f->min, f->extent, f->for_kind, fast, f->gpu_dim);
     }
-    return std::make_pair(all, fast);
+    return std::make_pair(stripped->first, fast);
   }
 
   std::multiset<std::string> failed_;  // conditions of the enclosing nests' guarded copies
