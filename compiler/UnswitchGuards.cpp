@@ -73,7 +73,7 @@ constexpr int64_t kMinTrips = 16;
 // terms free of it), else nullopt. Terms free of `var` count 0 whatever they are.
 std::optional<int64_t> coefficient(const Expr &e, const std::string &var) {
   if (!mentions(e, var)) return 0;
-  if (auto *v = as<Var>(e)) return v->name == var ? std::optional<int64_t>(1) : 0;
+  if (as<Var>(e)) return 1;  // it mentions var, so it is var
   auto *b = as<Binary>(e);
   if (!b) return std::nullopt;
   auto ca = coefficient(b->a, var), cb = coefficient(b->b, var);

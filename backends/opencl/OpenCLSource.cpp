@@ -5,7 +5,7 @@
 #include "backends/clike/KernelFrame.h"
 #include "backends/opencl/OpenCLHelpers.h"
 
-#include <set>
+#include <map>
 
 namespace tessera::opencl {
 
@@ -62,18 +62,15 @@ class OpenCLDialect : public clike::Dialect {
   // A store to global memory goes through a pointer to a vector type aligned like its elements
   // (may_alias: the kernel reads the same memory as scalars): one instruction where PoCL made of
   // vstore16 three (16, 16 and 32 bytes). MobileNetV2's kernels on PoCL, mostly writing, 4.25 ->
-  // 3.99 ms.
+  // 3.99 ms (Zen 4).
   std::string vector_store(const std::string &buffer, DType dtype, bool global, int lanes,
                            const std::string &base, const std::string &value) override {
-    std::string type = vector_type(dtype, lanes), unaligned = "tsr_" + type + "_u";
+    std::string type = vector_type(dtype, lanes);
     if (!global || type.empty())
       return "vstore" + std::to_string(lanes) + "(" + value + ", 0, " + buffer + " + " + base +
              ");";
-    if (store_types_.insert(unaligned).second)
-      store_typedefs_ += "typedef " + type + " __attribute__((aligned(" +
-                         std::to_string(tile::dtype_size(dtype)) + "), may_alias)) " + unaligned +
-                         ";\n";
-    return "*(__global " + unaligned + " *)(" + buffer + " + " + base + ") = " + value + ";";
+    store_types_[type] = tile::dtype_size(dtype);
+    return "*(__global " + unaligned(type) + " *)(" + buffer + " + " + base + ") = " + value + ";";
   }
   std::string lane_of(const std::string &vector, int lane) const override {
     return vector + ".s" + "0123456789abcdef"[lane];
@@ -101,7 +98,13 @@ class OpenCLDialect : public clike::Dialect {
       return helpers_.use(name, dtype) + "(" + args[0] + ")";
     return clike::Dialect::math(name, dtype, args);
   }
-  std::string helper_definitions() const override { return store_typedefs_ + helpers_.text(); }
+  std::string helper_definitions() const override {
+    std::string typedefs;
+    for (const auto &[type, bytes] : store_types_)
+      typedefs += "typedef " + type + " __attribute__((aligned(" + std::to_string(bytes) +
+                  "), may_alias)) " + unaligned(type) + ";\n";
+    return typedefs + helpers_.text();
+  }
   // OpenCL C applies ||, !, comparisons and ?: to vectors component by component, so the
   // NaN-propagating max and min and relu are the scalar definitions on floatN (a max pool's
   // accumulator, a convolution's relu epilogue: one vector operation, not 16 calls).
@@ -128,9 +131,12 @@ class OpenCLDialect : public clike::Dialect {
   std::string local_qualifier() const override { return "__local"; }
 
  private:
+  static std::string unaligned(const std::string &vector_type) {
+    return "tsr_" + vector_type + "_u";
+  }
+
   clike::HelperLibrary helpers_{*this, opencl_helpers()};
-  std::set<std::string> store_types_;  // the under-aligned vector types vector_store used
-  std::string store_typedefs_;
+  std::map<std::string, size_t> store_types_;  // vector types stored under-aligned: element bytes
 };
 
 }  // namespace
