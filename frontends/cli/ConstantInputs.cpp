@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "frontends/cli/RandomInput.h"
 #include "tile/Diagnostics.h"
 
 namespace tessera::cli {
@@ -36,6 +37,16 @@ TensorMap take_constants(const ConstantNames &names, const tile::BoundProgram &b
     inputs.erase(it);
   }
   return constants;
+}
+
+TensorMap random_constants(const ConstantNames &names, const tile::BoundProgram &bound) {
+  TensorMap values;
+  for (const auto &[name, type] : bound.inputs) {
+    HostTensor t(type);
+    fill_random(t, 1, name);
+    values[name] = std::move(t);
+  }
+  return take_constants(names, bound, values);
 }
 
 }  // namespace tessera::cli

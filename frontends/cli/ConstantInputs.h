@@ -1,5 +1,6 @@
-// `--const NAMES` / `--const-except NAMES` of `tessera run` and `tessera lower`: which inputs are
-// compiled in as constants (inference weights; runtime/Constants.h folds what depends on them).
+// `--const NAMES` / `--const-except NAMES` of `tessera run`, `tessera lower` and `tessera tune`:
+// which inputs are compiled in as constants (inference weights; runtime/Constants.h folds what
+// depends on them).
 #pragma once
 
 #include <string>
@@ -27,5 +28,10 @@ void add_constant_options(CLI::App &cmd, ConstantNames &names);
 /// an input of `bound`.
 TensorMap take_constants(const ConstantNames &names, const tile::BoundProgram &bound,
                          TensorMap &inputs);
+
+/// The constants `names` selects, with `tessera run --random 1`'s values: for commands that
+/// compile a program as `run --const` would without its values (`lower`, `tune`). What folds, and
+/// so every kernel and its key in the kernel cache, depends on the program, not on the values.
+TensorMap random_constants(const ConstantNames &names, const tile::BoundProgram &bound);
 
 }  // namespace tessera::cli

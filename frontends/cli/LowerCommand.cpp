@@ -19,7 +19,6 @@
 #include "frontends/cli/Commands.h"
 #include "frontends/cli/ConstantInputs.h"
 #include "frontends/cli/InputSpec.h"
-#include "frontends/cli/RandomInput.h"
 #include "runtime/Compile.h"
 #include "tile/Bind.h"
 #include "tile/Diagnostics.h"
@@ -66,13 +65,7 @@ void lower_command(const LowerOptions &o) {
   CompileOptions options;
   if (o.constants.any()) {
     if (o.target == "generic") fail("--const shows a device's lowering; drop --target generic");
-    TensorMap values;
-    for (const auto &[name, type] : bound.inputs) {
-      HostTensor t(type);
-      fill_random(t, 1, name);
-      values[name] = std::move(t);
-    }
-    options.constants = take_constants(o.constants, bound, values);
+    options.constants = random_constants(o.constants, bound);
   }
 
   if (o.emit == "source") {

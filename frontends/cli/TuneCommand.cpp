@@ -1,7 +1,10 @@
 // `tessera tune PROG.tile --in NAME=f32[..]... | --spec FILE.json [--device D] [--trials N]
-// [--seconds S] [--total-seconds T] [--retune]`: tunes every kernel of a program on a device into
-// the kernel cache, with a progress bar on a terminal (plain lines otherwise), then a table per
-// kernel.
+// [--seconds S] [--total-seconds T] [--retune] [--const NAMES | --const-except NAMES]`: tunes
+// every kernel of a program on a device into the kernel cache, with a progress bar on a terminal
+// (plain lines otherwise), then a table per kernel. With --const the kernels are those of
+// `tessera run --const` (inference with the weights compiled in: batch norm folded, weights laid
+// out while compiling), compiled with random values: their keys do not depend on the values, so a
+// fleet's runs with the real weights find them.
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,6 +22,7 @@
 
 #include "backends/Registry.h"
 #include "frontends/cli/Commands.h"
+#include "frontends/cli/ConstantInputs.h"
 #include "frontends/cli/InputSpec.h"
 #include "frontends/cli/TuneProgress.h"
 #include "runtime/KernelCache.h"
@@ -40,6 +44,7 @@ struct TuneOptions {
   double seconds = 5;
   double total_seconds = 0;
   bool retune = false;
+  ConstantNames constants;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -126,6 +131,7 @@ void tune(const TuneOptions &o) {
   options.budget = TuneBudget{o.trials, o.seconds};
   options.total_seconds = o.total_seconds;
   options.retune = o.retune;
+  if (o.constants.any()) options.constants = random_constants(o.constants, bound);
   // Tuning is for the cache: one that cannot be written is an error before any time is spent.
   const std::string path = cache_path(options);
   KernelCache *cache = shared_cache(path);
@@ -191,6 +197,7 @@ void add_tune_command(CLI::App &app) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--retune", options->retune,
                 "Time kernels the cache already has (a better result replaces it)");
+  add_constant_options(*cmd, options->constants);
   cmd->callback([options] { tune(*options); });
 }
 

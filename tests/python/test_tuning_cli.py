@@ -109,6 +109,51 @@ def test_tune_errors(tessera, tmp_path):
     assert proc.returncode == 1 and "--trials" in proc.stderr
 
 
+CONV_BN = "function (I[N, H, W, C], K[3, 3, C, F], M[F], V[F], G[F], B[F]) -> (O) {\n" \
+          "  T[n, x, y, f : N, H - 2, W - 2, F] = +(I[n, x + i, y + j, c] * K[i, j, c, f]);\n" \
+          "  D = T - M;\n  S = sqrt(V + 0.001);\n  E = D / S;\n  O = relu(E * G + B);\n}\n"
+
+
+def test_tune_const_tunes_the_kernels_of_inference_with_the_weights_compiled_in(tessera, tmp_path):
+    # An operator tunes `run --const-except I`'s kernels (batch norm folded into the weights, the
+    # weights laid out while compiling) without the weights: tune compiles them with random values,
+    # and the run with the real ones finds every kernel. Plain `tune` tunes other kernels.
+    (tmp_path / "conv.tile").write_text(CONV_BN)
+    shapes = {"I": [1, 10, 10, 8], "K": [3, 3, 8, 16], "M": [16], "V": [16], "G": [16], "B": [16]}
+    (tmp_path / "conv.json").write_text(json.dumps(
+        {"inputs": {n: {"dtype": "float32", "shape": s} for n, s in shapes.items()}}))
+    rng = np.random.default_rng(5)
+    args = []
+    for name, shape in shapes.items():
+        value = rng.uniform(0.1, 2.0, shape).astype(np.float32) - (0.5 if name in "IKMB" else 0)
+        np.save(tmp_path / f"{name}.npy", value)
+        args += ["--in", f"{name}={tmp_path / name}.npy"]
+
+    def const_run(env, tag):
+        stats = tmp_path / f"{tag}.json"
+        tessera("run", tmp_path / "conv.tile", *args, "--const-except", "I", "--out-dir", tmp_path / tag,
+                "--stats", stats, env=env)
+        return json.loads(stats.read_text()), np.load(tmp_path / tag / "O.npy")
+
+    tune = ["tune", tmp_path / "conv.tile", "--spec", tmp_path / "conv.json", "--trials", "2", "--seconds", "1"]
+    plain = env_with(tmp_path, "cached", "plain.db")
+    tessera(*tune, env=plain)
+    missed, _ = const_run(plain, "plain")
+    assert missed["constants_folded"] > 0 and missed["cache_misses"] == missed["kernels"]
+
+    const = env_with(tmp_path, "cached", "const.db")
+    proc = tessera(*tune, "--const-except", "I", env=const)
+    assert "1 kernels on cpu: 1 tuned (2 trials)" in proc.stdout
+    served, out = const_run(const, "const")
+    assert served["cache_hits"] == served["kernels"] == 1 and served["cache_misses"] == 0
+    _, want = const_run(dict(const, TESSERA_DEVICE="interp"), "interp")
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
+
+    proc = tessera(*tune, "--const-except", "Z", env=const, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "tessera: error: --const-except names 'Z', which is not an input"
+
+
 def test_two_processes_tuning_into_one_file_lose_nothing(tessera, tmp_path):
     env = env_with(tmp_path, "off")
     binary = tessera("--version").args[0]
