@@ -78,6 +78,45 @@ std::optional<int64_t> index_step(const Expr &index, const ContractionNest &n,
 
 }  // namespace
 
+bool steps_alias_in_l1(const ContractionNest &n, int j) {
+  constexpr int64_t kL1SetPeriod = 4096;  // 64 sets of 64-byte lines: Zen 3, Zen 4, Sapphire Rapids
+  VarsOf all;
+  all.visit_expr(n.value);
+  for (const Load *l : all.loads) {
+    auto step = index_step(l->index, n, n.indices[j].name);
+    int64_t bytes = step ? *step * static_cast<int64_t>(tile::dtype_size(l->type.dtype)) : 0;
+    if (bytes != 0 && bytes % kL1SetPeriod == 0) return true;
+  }
+  return false;
+}
+
+bool strided_window_along(const ContractionNest &n, int j) {
+  VarsOf all;
+  all.visit_expr(n.value);
+  for (const Load *l : all.loads) {
+    auto along = index_step(l->index, n, n.indices[j].name);
+    if (!along || *along == 0) continue;
+    for (size_t r = n.outputs(); r < n.indices.size(); ++r) {
+      auto tap = index_step(l->index, n, n.indices[r].name);
+      if (n.indices[r].extent > 1 && tap && *tap != 0 && *along % *tap == 0 && *along / *tap >= 2 &&
+          *along / *tap <= 4)
+        return true;
+    }
+  }
+  return false;
+}
+
+bool some_load_lacks(const ContractionNest &n, const std::string &name) {
+  VarsOf all;
+  all.visit_expr(n.value);
+  for (const Load *l : all.loads) {
+    VarsOf uses;
+    uses.visit_expr(l->index);
+    if (!uses.names.count(name)) return true;
+  }
+  return false;
+}
+
 int64_t operand_span_bytes(const ContractionNest &n, const std::string &except) {
   VarsOf all;
   all.visit_expr(n.value);

@@ -49,6 +49,19 @@ int gather_neighbour(const ContractionNest &n, int v);
 /// every operand a slice of its own per value of that index (a batched product's batch).
 bool every_load_reads(const ContractionNest &n, const std::string &name);
 
+/// Whether one step of output index `j` moves some load of `n.value` by a nonzero multiple of 4 KB
+/// (an NHWC image's rows of 28 x 512 floats): register tile rows along `j` then read as many
+/// streams that fall into one set of a 4 KB-periodic L1 cache, more than its ways.
+bool steps_alias_in_l1(const ContractionNest &n, int j);
+
+/// Whether index `j` strides over a window of the reduction: in some load one step of `j` moves
+/// 2 to 4 steps of a reduction index (`2*j + l`, a stride-2 convolution's or pool's taps).
+bool strided_window_along(const ContractionNest &n, int j);
+
+/// Whether some load of `n.value` does not read index variable `name` (a convolution's weights
+/// for an output pixel index): one loaded value serves every value of that index.
+bool some_load_lacks(const ContractionNest &n, const std::string &name);
+
 /// The most bytes between the lowest and the highest element that one load of `n.value` other
 /// than of buffer `except` reads over the nest's box (its index as plain integer arithmetic of the
 /// index variables; any other index counts as unbounded): the footprint of a GEMM's or a
