@@ -280,24 +280,35 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
       s.unroll = vecs;
     }
     // More rows than L1 has ways, each a stream 4 KB apart (an NHWC image's rows of 28 x 512
-    // floats), evict one another at every step of the reduction: the rows go to the innermost
-    // output index as long, the pixels of one image row, where its own steps spread over the
-    // sets. ResNet-50's nine such 1x1 convolutions (14 rows; AVX-512, Zen 4, weights compiled
-    // in, 5 alternating profiles) 5.92 -> 4.52 ms at b1, 46.9 -> 39.9 at b8; VGG16's 3x3 ones
-    // 133.6 -> 117.8 ms. Measured and left out: rows whose streams spread (MobileNetV2 b8's 1x1
-    // on 56x56x144: 1.7x longer along the pixels), pixels that alias too (14x14x1024: 1.2x
-    // longer at b8), strided windows (a stride-2 3x3 convolution, pools: up to 1.2x), pools and
-    // other nests without an operand the rows share.
-    if (best > kL1Ways && steps_alias_in_l1(n, row) && some_load_lacks(n, n.indices[row].name))
-      for (size_t j = r; j-- > static_cast<size_t>(row) + 1;)
+    // floats), evict one another at every step of the reduction. The rows go to the innermost
+    // output index as long (the pixels of one image row) where its own steps spread over the sets
+    // and no window strides along it; else there are only as many as the ways. Zen 4, AVX-512,
+    // weights compiled in, per-kernel minima of 3-5 alternating profiles: ResNet-50's nine 1x1
+    // convolutions on 28x28x512 and 56x56x256 inputs (14 rows) 5.92 -> 4.52 ms at b1 and 46.9
+    // -> 39.9 at b8 along the pixels, its five on 14x14x1024 (whose pixels are 4 KB apart too)
+    // 3.06 -> 2.28 and 24.1 -> 18.3 with 7 rows; VGG16's 3x3 ones 133.6 -> 117.8. Left out as
+    // measured: rows whose streams spread (MobileNetV2 b8's 1x1 on 56x56x144: 1.7x longer along
+    // the pixels), strided windows (ResNet-50's stride-2 3x3 convolution on 56x56x64: 1.26x
+    // longer with 7 rows; depthwise ones and pools up to 1.4x along the pixels), and nests
+    // without an operand the rows share (pools).
+    if (best > kL1Ways && steps_alias_in_l1(n, row) && some_load_lacks(n, n.indices[row].name) &&
+        !strided_window_along(n, row)) {
+      int along = -1;
+      for (size_t j = r; along < 0 && j-- > static_cast<size_t>(row) + 1;)
         if (static_cast<int>(j) != v && n.guard_free(j) && n.indices[j].extent == e &&
             !steps_alias_in_l1(n, static_cast<int>(j)) &&
-            !strided_window_along(n, static_cast<int>(j))) {
-          s.tile_sizes[j] = best;
-          s.tile_sizes[row] = 1;
-          row = static_cast<int>(j);
-          break;
-        }
+            !strided_window_along(n, static_cast<int>(j)))
+          along = static_cast<int>(j);
+      if (along >= 0) {
+        s.tile_sizes[along] = best;
+        s.tile_sizes[row] = 1;
+        row = along;
+      } else {
+        int64_t t = kL1Ways;
+        while (e % t != 0) --t;  // the largest divisor within the ways, else all ways and a tail
+        s.tile_sizes[row] = t > kL1Ways / 2 ? t : kL1Ways;
+      }
+    }
   }
   // Loop order: the vector tile loop outermost (a B panel stays in L2 while all row tiles pass),
   // then the other outputs, the reduction indices, innermost the point loops.

@@ -403,8 +403,9 @@ TEST(LoopOrder, WeightsThatOutgrowL2KeepTheVectorTilesOutermost) {
 
 // A 1x1 convolution's register tile of 14 rows along x reads 14 streams an image row apart; where
 // that is a multiple of 4 KB (28 pixels of 512 floats) they share one L1 set of 8 ways, so the
-// rows go to y, the pixels of one image row. Not where the streams spread (144 channels), nor
-// with AVX2's 6 rows, which the set holds, nor across a strided window.
+// rows go to y, the pixels of one image row, or where those alias too become as many as the ways.
+// Not where the streams spread (144 channels), nor with AVX2's 6 rows, which the set holds, nor
+// across a strided window.
 TEST(RegisterTile, RowsWhoseStreamsShareAnL1SetGoAlongThePixels) {
   const std::string pointwise =
       "function (I[N, H, W, C], K[C, F]) -> (O) { O[n, x, y, f : N, H, W, F] = +(I[n, x, y, c] * "
@@ -420,6 +421,8 @@ TEST(RegisterTile, RowsWhoseStreamsShareAnL1SetGoAlongThePixels) {
   EXPECT_EQ(tiles(28, 512, 512), std::make_pair(int64_t{1}, int64_t{14}));
   EXPECT_EQ(tiles(28, 144, 512), std::make_pair(int64_t{14}, int64_t{1}));
   EXPECT_EQ(tiles(28, 512, 256).second, 1);
+  // 14 pixels of 1024 floats are 4 KB apart too: 7 rows along x, within the ways.
+  EXPECT_EQ(tiles(14, 1024, 512), std::make_pair(int64_t{7}, int64_t{1}));
   // A stride-2 3x3 convolution (rows 2 x 28 x 128 floats apart) keeps them: along y its taps
   // stride too (ResNet-50's ran 1.08x longer at batch 8 with its rows there).
   auto strided = lower_text(conv(12, 2, 1, 0),
