@@ -291,7 +291,7 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
     // the pixels), strided windows (ResNet-50's stride-2 3x3 convolution on 56x56x64: 1.26x
     // longer with 7 rows; depthwise ones and pools up to 1.4x along the pixels), and nests
     // without an operand the rows share (pools).
-    if (best > kL1Ways && steps_alias_in_l1(n, row) && some_load_lacks(n, n.indices[row].name) &&
+    if (best > kL1Ways && steps_alias_in_l1(n, row) && reused_along(n, static_cast<size_t>(row)) &&
         !strided_window_along(n, row)) {
       int along = -1;
       for (size_t j = r; along < 0 && j-- > static_cast<size_t>(row) + 1;)

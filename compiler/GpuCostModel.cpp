@@ -41,35 +41,6 @@ int64_t least_waste_tile(int64_t e, int64_t lo, int64_t hi) {
   return best;
 }
 
-// Whether some operand of the nest's value is the same for every value of output index j, so that
-// a register tile along j loads it once for several outputs. Without one (softmax's row max and
-// sum, pools, depthwise channels) a tile along j only takes work-items away: on an H200 BERT's
-// 12x128 row sums over 128 ran 4.9x faster untiled, in groups of 8x8, than in 4x4 tiles (the
-// tuner's pick over the cost model's).
-bool reused_along(const ContractionNest &n, size_t j) {
-  class Operands : public IRVisitor {
-   public:
-    explicit Operands(const std::string &var) : var_(var) {}
-    bool reused = false;
-    using IRVisitor::visit;
-    void visit(const Load *op) override {
-      bool outer = mentions_;  // a load in another load's index counts for both
-      mentions_ = false;
-      visit_expr(op->index);
-      reused |= !mentions_;
-      mentions_ |= outer;
-    }
-    void visit(const Var *op) override { mentions_ |= op->name == var_; }
-
-   private:
-    const std::string &var_;
-    bool mentions_ = false;
-  };
-  Operands operands(n.indices[j].name);
-  operands.visit_expr(n.value);
-  return operands.reused;
-}
-
 // What a SIMT GPU needs to keep every compute unit busy with a kernel of one wave: work-items
 // enough to give each unit's four schedulers a warp each, and several work-groups per unit, so that
 // the units that get one group more than the others do not leave the rest idle for long. On an

@@ -106,15 +106,28 @@ bool strided_window_along(const ContractionNest &n, int j) {
   return false;
 }
 
-bool some_load_lacks(const ContractionNest &n, const std::string &name) {
-  VarsOf all;
-  all.visit_expr(n.value);
-  for (const Load *l : all.loads) {
-    VarsOf uses;
-    uses.visit_expr(l->index);
-    if (!uses.names.count(name)) return true;
-  }
-  return false;
+bool reused_along(const ContractionNest &n, size_t j) {
+  class Operands : public IRVisitor {
+   public:
+    explicit Operands(const std::string &var) : var_(var) {}
+    bool reused = false;
+    using IRVisitor::visit;
+    void visit(const Load *op) override {
+      bool outer = mentions_;  // a load in another load's index counts for both
+      mentions_ = false;
+      visit_expr(op->index);
+      reused |= !mentions_;
+      mentions_ |= outer;
+    }
+    void visit(const Var *op) override { mentions_ |= op->name == var_; }
+
+   private:
+    const std::string &var_;
+    bool mentions_ = false;
+  };
+  Operands operands(n.indices[j].name);
+  operands.visit_expr(n.value);
+  return operands.reused;
 }
 
 int64_t operand_span_bytes(const ContractionNest &n, const std::string &except) {
