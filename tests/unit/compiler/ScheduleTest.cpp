@@ -401,28 +401,30 @@ TEST(LoopOrder, WeightsThatOutgrowL2KeepTheVectorTilesOutermost) {
   }
 }
 
+const char *kPointwise =
+    "function (I[N, H, W, C], K[C, F]) -> (O) { O[n, x, y, f : N, H, W, F] = +(I[n, x, y, c] * "
+    "K[c, f]); }";
+
+// The cost model's register tile rows of a 1x1 convolution from `channels` to 128 on a `side` x
+// `side` image: (rows along x, rows along y, the pixels of one image row).
+std::pair<int64_t, int64_t> pointwise_rows(int64_t side, int64_t channels, int vector_bits) {
+  Target t = avx512();
+  t.vector_bits = vector_bits;
+  auto lowered = lower_text(
+      kPointwise, {{"I", f32({1, side, side, channels})}, {"K", f32({channels, 128})}}, t);
+  const auto &s = lowered.steps[0].schedule.tile_sizes;
+  return {s[1], s[2]};
+}
+
 // A 1x1 convolution's register tile of 14 rows along x reads 14 streams an image row apart; where
 // that is a multiple of 4 KB (28 pixels of 512 floats) they share one L1 set of 8 ways, so the
 // rows go to y, the pixels of one image row, or where those alias too become as many as the ways.
-// Not where the streams spread (144 channels), nor with AVX2's 6 rows, which the set holds, nor
-// across a strided window.
+// Not where the streams spread (144 channels), nor across a strided window.
 TEST(RegisterTile, RowsWhoseStreamsShareAnL1SetGoAlongThePixels) {
-  const std::string pointwise =
-      "function (I[N, H, W, C], K[C, F]) -> (O) { O[n, x, y, f : N, H, W, F] = +(I[n, x, y, c] * "
-      "K[c, f]); }";
-  auto tiles = [&](int64_t side, int64_t channels, int vector_bits) {
-    Target t = avx512();
-    t.vector_bits = vector_bits;
-    auto lowered = lower_text(
-        pointwise, {{"I", f32({1, side, side, channels})}, {"K", f32({channels, 128})}}, t);
-    const auto &s = lowered.steps[0].schedule.tile_sizes;
-    return std::make_pair(s[1], s[2]);
-  };
-  EXPECT_EQ(tiles(28, 512, 512), std::make_pair(int64_t{1}, int64_t{14}));
-  EXPECT_EQ(tiles(28, 144, 512), std::make_pair(int64_t{14}, int64_t{1}));
-  EXPECT_EQ(tiles(28, 512, 256).second, 1);
+  EXPECT_EQ(pointwise_rows(28, 512, 512), std::make_pair(int64_t{1}, int64_t{14}));
+  EXPECT_EQ(pointwise_rows(28, 144, 512), std::make_pair(int64_t{14}, int64_t{1}));
   // 14 pixels of 1024 floats are 4 KB apart too: 7 rows along x, within the ways.
-  EXPECT_EQ(tiles(14, 1024, 512), std::make_pair(int64_t{7}, int64_t{1}));
+  EXPECT_EQ(pointwise_rows(14, 1024, 512), std::make_pair(int64_t{7}, int64_t{1}));
   // A stride-2 3x3 convolution (rows 2 x 28 x 128 floats apart) keeps its 12 rows on x: along y
   // its taps stride too, and ResNet-50's ran 1.08x longer at b8 with its rows there, 1.26x at b1
   // with 7 rows instead of 9.
@@ -431,8 +433,23 @@ TEST(RegisterTile, RowsWhoseStreamsShareAnL1SetGoAlongThePixels) {
   EXPECT_EQ(strided.steps[0].schedule.tile_sizes[1], 12);
   EXPECT_EQ(strided.steps[0].schedule.tile_sizes[2], 1);
   // 12 rows of 12 pixels of 256 floats: 12 KB apart, on y, and the kernel still right.
-  EXPECT_EQ(tiles(12, 256, 512), std::make_pair(int64_t{1}, int64_t{12}));
-  expect_matches_interp(pointwise, {{"I", f32({1, 12, 12, 256})}, {"K", f32({256, 32})}});
+  EXPECT_EQ(pointwise_rows(12, 256, 512), std::make_pair(int64_t{1}, int64_t{12}));
+  expect_matches_interp(kPointwise, {{"I", f32({1, 12, 12, 256})}, {"K", f32({256, 32})}});
+}
+
+// AVX2's tiles of two vectors hold at most 6 rows. 28 pixels take 6 and a tail of 4 (5 tiles
+// instead of 7 of 4) along y, the pixels of one image row; 56 keep 4 rows that divide (6 would
+// leave a tail of 2) and 10 keep 5 (6 would not save a tile), each on x; 35 (Inception's 35x35)
+// takes 6.
+TEST(RegisterTile, Avx2TakesSixRowsAlongThePixelsWhereTheTailIsHalfATile) {
+  EXPECT_EQ(pointwise_rows(28, 256, 256), std::make_pair(int64_t{1}, int64_t{6}));
+  EXPECT_EQ(pointwise_rows(28, 512, 256), std::make_pair(int64_t{1}, int64_t{6}));
+  EXPECT_EQ(pointwise_rows(35, 288, 256), std::make_pair(int64_t{1}, int64_t{6}));
+  EXPECT_EQ(pointwise_rows(56, 64, 256), std::make_pair(int64_t{4}, int64_t{1}));
+  EXPECT_EQ(pointwise_rows(10, 64, 256), std::make_pair(int64_t{5}, int64_t{1}));
+  Target avx2 = avx512();
+  avx2.vector_bits = 256;
+  expect_matches_interp(kPointwise, {{"I", f32({1, 28, 28, 24})}, {"K", f32({24, 16})}}, avx2);
 }
 
 // A softmax's max and sum over the contiguous last axis, vectorized over the rows: every vector is
