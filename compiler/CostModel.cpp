@@ -299,12 +299,13 @@ Schedule choose_schedule(const ContractionNest &whole, const Target &target) {
     // the tiles a smaller divisor adds (28 pixels: 4 tiles of 6 and one of 4 against 7 of 4), and
     // the 6 rows go along the pixels, one run of adjacent pixels where 6 image rows would be 6
     // streams. Zen 4 with AVX2 code (TESSERA_CPU=x86-64-v3), weights compiled in, per-kernel minima
-    // of 3-4 alternating profiles: ResNet-50's nine such convolutions on 28x28 images 0.83-0.94
-    // each (5.05 -> 4.63 ms), Inception v3's fourteen on 35x35 0.90-0.98, MobileNetV2's four on
-    // 28x28 0.87-1.01. Not where a tail would be short: 56 pixels as 9 tiles of 6 and one of 2
-    // (ResNet-50's 1x1 convolutions on 56x56, 1.11-1.17x longer), and rows kept at 4 along the
-    // pixels measured level. The tuner times the tuned alternatives: 6 rows along the pixels was
-    // its pick on most of ResNet-50's convolutions.
+    // of 4-5 alternating profiles: ResNet-50's nine such convolutions on 28x28 images 5.05 -> 4.63
+    // ms (0.85-0.95 each but one at 1.02); Inception v3's max pool into 35x35 (rows on their
+    // index: a pool shares no operand along them) 0.76, its thirteen convolutions on 35x35 level
+    // (0.98-1.08); MobileNetV2's four on 28x28 and 112x112 level. Not where a tail would be short:
+    // 56 pixels as 9 tiles of 6 and one of 2 (ResNet-50's 1x1 convolutions on 56x56, 1.11-1.17x
+    // longer); their 4 rows along the pixels measured level. 6 rows along the pixels was the
+    // tuner's pick on most of ResNet-50's convolutions.
     if (registers == 16 && vecs == 2 && best < max_rows && e > max_rows &&
         e % max_rows >= (max_rows + 1) / 2 && (e + max_rows - 1) / max_rows < e / best) {
       s.tile_sizes[row] = max_rows;
