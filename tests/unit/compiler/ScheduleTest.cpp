@@ -406,7 +406,7 @@ const char *kPointwise =
     "K[c, f]); }";
 
 // The cost model's register tile rows of a 1x1 convolution from `channels` to 128 on a `side` x
-// `side` image: (rows along x, rows along y, the pixels of one image row).
+// `side` image: (rows along x, rows along y), y being the pixels of one image row.
 std::pair<int64_t, int64_t> pointwise_rows(int64_t side, int64_t channels, int vector_bits) {
   Target t = avx512();
   t.vector_bits = vector_bits;
