@@ -59,6 +59,10 @@ def write(data, out, stem):
         lines.append(f"- run {i}, {run['date']}: `{run['command']}` (TESSERA_TUNE {run['tessera_tune']}; "
                      f"{weights}; tessera binary {run.get('tessera_bin', '?')}, "
                      f"Python {run.get('tessera_python', '?')})")
+        if run.get("isa_settings"):
+            lines.append("  - held to a narrower instruction set: " +
+                         ", ".join(f"`{k}={v}`" for k, v in run["isa_settings"].items()) +
+                         " (ONNX Runtime and PyTorch use the machine's widest)")
     versions = {}
     for r in rows:
         if r.get("version"):

@@ -25,6 +25,9 @@ sys.path.insert(0, str(HERE))
 import report  # noqa: E402
 from graph_io import Model  # noqa: E402
 
+# TESSERA_CPU: the CPU Tessera compiles for (x86-64-v3: AVX2 code); ONEDNN_MAX_CPU_ISA: the widest
+# kernels OpenVINO's CPU plugin takes. The workers inherit them; ONNX Runtime and PyTorch have none.
+ISA_SETTINGS = ("TESSERA_CPU", "ONEDNN_MAX_CPU_ISA")
 VENVS = pathlib.Path(os.environ.get("BENCH_VENVS", REPO / "build" / "bench-venvs"))
 DEFAULT_ENGINES = "ort,openvino,torch-eager,torch-compile,tessera-cpu"
 
@@ -294,7 +297,9 @@ def main():
            "tessera_python": tessera_python(),
            "tessera_tune": (args.tessera_tune or os.environ.get("TESSERA_TUNE", "online (default)"))
            + (f", at most {args.tessera_tune_seconds:g} s a program" if args.tessera_tune_seconds else ""),
-           "tessera_weights": args.tessera_weights}
+           "tessera_weights": args.tessera_weights,
+           # Settings that hold an engine to a narrower instruction set than the machine's.
+           "isa_settings": {k: os.environ[k] for k in ISA_SETTINGS if k in os.environ}}
     results = []
     engines = args.engines.split(",")
     if warning := stale_module(engines):

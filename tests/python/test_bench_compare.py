@@ -203,3 +203,24 @@ def test_peer_exporters_on_the_toy_graphs(tmp_path):
             continue
         assert r.get("match") is True, (r, proc.stdout, proc.stderr)
     assert (out / "toys.md").exists() and (out / "toys-toy_cnn.png").exists()
+
+
+def test_report_names_the_instruction_set_a_run_was_held_to(tmp_path):
+    import report
+
+    machine = {"cpu": "a CPU", "cpu_family_model": "family 25, model 17", "cores": 2, "memory_gib": 8,
+               "kernel": "6.1", "flags": {"avx2": True}, "load_average": (0.5, 0.5, 0.5)}
+    run = {"date": "today", "command": "bench/compare/run.py", "machine": machine, "tessera_tune": "off"}
+    times = {"ort": [0.010, 0.011], "openvino": [0.009, 0.010], "tessera-cpu": [0.008, 0.009]}
+    results = [{"model": "m", "batch": 1, "engine": e, "run": 1, "times": t, "reference": "ort",
+                "max_abs_diff": 0.0, "match": True} for e, t in times.items()]
+    held = dict(run, isa_settings={"TESSERA_CPU": "x86-64-v3", "ONEDNN_MAX_CPU_ISA": "AVX2"})
+    report.write({"runs": [run, held], "results": results}, tmp_path, "r")
+    lines = (tmp_path / "r.md").read_text().splitlines()
+    runs = [i for i, line in enumerate(lines) if line.startswith("- run ")]
+    assert len(runs) == 2
+    # The first run had no setting: no line follows it; the second names both.
+    assert not lines[runs[0] + 1].startswith("  - held")
+    assert lines[runs[1] + 1] == ("  - held to a narrower instruction set: `TESSERA_CPU=x86-64-v3`, "
+                                  "`ONEDNN_MAX_CPU_ISA=AVX2` (ONNX Runtime and PyTorch use the machine's widest)")
+    assert any("| m | 1 | tessera-cpu | 1 | 8.50 |" in line and "0.89x openvino" in line for line in lines)
