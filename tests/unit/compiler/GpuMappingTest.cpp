@@ -450,6 +450,31 @@ TEST(GpuMapping, LavapipeTakesTheLanesOfNarrowOutputsFromAnotherIndex) {
   EXPECT_EQ(q32.workgroup, (std::vector<int64_t>{8, 6})) << q32.to_json();
 }
 
+// lavapipe runs each work-group on one thread a core: a 1x1 convolution on 7x7x512 (32 x 7
+// work-items of 16 columns) would run 7 groups of 32, 4 on one core and 3 on the other; in groups
+// of 16 the cores get 7 each. On 14x14x256 (14 groups of 16) they are even already.
+TEST(GpuMapping, LavapipeSpreadsWorkGroupsEvenlyOverItsThreads) {
+  Target lavapipe = simt_target();
+  lavapipe.cores = 2;
+  lavapipe.subgroup_size = 8;
+  lavapipe.cpu_invocations = true;
+  auto pointwise = [](int64_t pixels, int64_t channels) {
+    const std::string p = std::to_string(pixels);
+    return bind_program(
+        "function (I[H, W, C], K[C, D]) -> (O) { O[x, y, d : " + p + ", " + p +
+            ", D] = +(I[x, y, c] * K[c, d]); }",
+        {{"I", {DType::Float32, {pixels, pixels, 8}}}, {"K", {DType::Float32, {8, channels}}}});
+  };
+  auto small = pointwise(7, 512);
+  auto lowered = lower(small, lavapipe);
+  const Schedule &s = lowered.steps.at(0).schedule;
+  EXPECT_EQ(s.tile_sizes, (std::vector<int64_t>{7, 1, 16, 1})) << s.to_json();
+  EXPECT_EQ(s.workgroup, (std::vector<int64_t>{16, 1})) << s.to_json();
+  test::expect_lowered_matches_interp(small, lowered, 3, 1e-4, "1x1 convolution on 7x7x512");
+  const Schedule even = lower(pointwise(14, 256), lavapipe).steps.at(0).schedule;
+  EXPECT_EQ(even.workgroup, (std::vector<int64_t>{64, 1})) << even.to_json();
+}
+
 // A SIMT GPU keeps 4x4 outputs per work-item in groups of 16x16 while that gives each compute unit
 // 128 work-items: with 132 units (an H200) a 49x2048 product computes 4x1 per work-item instead,
 // in the same groups (it stages its operands in local memory, which the whole group shares). A
