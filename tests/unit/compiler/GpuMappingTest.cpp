@@ -450,6 +450,44 @@ TEST(GpuMapping, LavapipeTakesTheLanesOfNarrowOutputsFromAnotherIndex) {
   EXPECT_EQ(q32.workgroup, (std::vector<int64_t>{8, 6})) << q32.to_json();
 }
 
+// With 64 channels (8 columns a work-item) the columns keep dimension 0, except in a stem on an
+// image's colour channels (fewer than a texel) whose pixels' tiles fill whole subgroups: there a
+// row of pixels takes it and a work-item computes 16 columns. Not a pool or a 3x3 convolution on
+// 8 channels.
+TEST(GpuMapping, LavapipeGivesAColourStemsLanesToItsPixels) {
+  Target lavapipe = simt_target();
+  lavapipe.cores = 2;
+  lavapipe.subgroup_size = 8;
+  lavapipe.cpu_invocations = true;
+  auto dimension_0 = [](const Schedule &s, size_t outputs) {
+    int last = -1;
+    for (int j : s.loop_order)
+      if (static_cast<size_t>(j) < outputs) last = j;
+    return last;
+  };
+  auto conv = [](int64_t channels) {
+    return bind_program(
+        "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 16, 16, D] = "
+        "+(I[n, 2 * x + i - 1, 2 * y + j - 1, c] * K[i, j, c, d]); }",
+        {{"I", {DType::Float32, {1, 33, 33, channels}}},
+         {"K", {DType::Float32, {3, 3, channels, 64}}}});
+  };
+  auto stem = conv(3);
+  auto lowered = lower(stem, lavapipe);
+  const Schedule &s = lowered.steps.at(0).schedule;
+  EXPECT_EQ(s.tile_sizes.at(3), 16) << s.to_json();
+  EXPECT_NE(dimension_0(s, 4), 3) << s.to_json();
+  test::expect_lowered_matches_interp(stem, lowered, 11, 1e-4, "RGB stem to 64 channels");
+  const Schedule c = lower(conv(8), lavapipe).steps.at(0).schedule;
+  EXPECT_EQ(c.tile_sizes.at(3), 8) << c.to_json();
+  EXPECT_EQ(dimension_0(c, 4), 3) << c.to_json();
+  auto pool = bind_program("function (I[N, H, W, C]) -> (O) { O[n, x, y, c : N, 16, 16, C] = "
+                           ">(I[n, 2 * x + i, 2 * y + j, c]), i < 3, j < 3; }",
+                           {{"I", {DType::Float32, {1, 33, 33, 64}}}});
+  const Schedule p = lower(pool, lavapipe).steps.at(0).schedule;
+  EXPECT_EQ(dimension_0(p, 4), 3) << p.to_json();
+}
+
 // lavapipe runs each work-group on one thread a core: a 1x1 convolution on 7x7x512 (32 x 7
 // work-items of 16 columns) would run 7 groups of 32, 4 on one core and 3 on the other; in groups
 // of 16 the cores get 7 each. On 14x14x256 (14 groups of 16) they are even already.
