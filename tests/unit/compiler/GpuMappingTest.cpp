@@ -37,6 +37,22 @@ Target simt_target() {  // a GPU: scalar lanes, 1024 work-items per group
   return t;
 }
 
+Target lavapipe_target() {  // Vulkan on a 2-core CPU: subgroups of 8 lanes
+  Target t = simt_target();
+  t.cores = 2;
+  t.subgroup_size = 8;
+  t.cpu_invocations = true;
+  return t;
+}
+
+// The output index a schedule puts on dimension 0 of the work-group: its innermost output loop.
+int dimension_0(const Schedule &s, size_t outputs) {
+  int last = -1;
+  for (int j : s.loop_order)
+    if (static_cast<size_t>(j) < outputs) last = j;
+  return last;
+}
+
 tile::BoundProgram bind_program(const std::string &text,
                                 const std::map<std::string, tile::TensorType> &inputs) {
   return tile::bind(tile::parse_program(text), inputs);
@@ -372,10 +388,7 @@ TEST(GpuMapping, WideTargetsTileRowsAlongTheInnermostUnguardedIndexOfEqualLength
 }
 
 TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
-  Target lavapipe = simt_target();
-  lavapipe.cores = 2;
-  lavapipe.subgroup_size = 8;
-  lavapipe.cpu_invocations = true;
+  const Target lavapipe = lavapipe_target();
   auto tiles = [&](int64_t m, int64_t n) {
     auto bound = bind_program(
         "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
@@ -395,16 +408,7 @@ TEST(GpuMapping, VulkanTilesFillASubgroupAndWasteFewRows) {
 // lanes or more, takes dimension 0: a product's rows, a strided convolution's columns (its rows
 // are guarded).
 TEST(GpuMapping, LavapipeTakesTheLanesOfNarrowOutputsFromAnotherIndex) {
-  Target lavapipe = simt_target();
-  lavapipe.cores = 2;
-  lavapipe.subgroup_size = 8;
-  lavapipe.cpu_invocations = true;
-  auto dimension_0 = [](const Schedule &s, size_t outputs) {
-    int last = -1;
-    for (int j : s.loop_order)
-      if (static_cast<size_t>(j) < outputs) last = j;
-    return last;
-  };
+  const Target lavapipe = lavapipe_target();
   auto product =
       bind_program("function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
                    {{"A", {DType::Float32, {320, 32}}}, {"B", {DType::Float32, {32, 16}}}});
@@ -455,16 +459,7 @@ TEST(GpuMapping, LavapipeTakesTheLanesOfNarrowOutputsFromAnotherIndex) {
 // row of pixels takes it and a work-item computes 16 columns. Not a pool or a 3x3 convolution on
 // 8 channels.
 TEST(GpuMapping, LavapipeGivesAColourStemsLanesToItsPixels) {
-  Target lavapipe = simt_target();
-  lavapipe.cores = 2;
-  lavapipe.subgroup_size = 8;
-  lavapipe.cpu_invocations = true;
-  auto dimension_0 = [](const Schedule &s, size_t outputs) {
-    int last = -1;
-    for (int j : s.loop_order)
-      if (static_cast<size_t>(j) < outputs) last = j;
-    return last;
-  };
+  const Target lavapipe = lavapipe_target();
   auto conv = [](int64_t channels) {
     return bind_program(
         "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 16, 16, D] = "
@@ -492,10 +487,7 @@ TEST(GpuMapping, LavapipeGivesAColourStemsLanesToItsPixels) {
 // work-items of 16 columns) would run 7 groups of 32, 4 on one core and 3 on the other; in groups
 // of 16 the cores get 7 each. On 14x14x256 (14 groups of 16) they are even already.
 TEST(GpuMapping, LavapipeSpreadsWorkGroupsEvenlyOverItsThreads) {
-  Target lavapipe = simt_target();
-  lavapipe.cores = 2;
-  lavapipe.subgroup_size = 8;
-  lavapipe.cpu_invocations = true;
+  const Target lavapipe = lavapipe_target();
   auto pointwise = [](int64_t pixels, int64_t channels) {
     const std::string p = std::to_string(pixels);
     return bind_program(
