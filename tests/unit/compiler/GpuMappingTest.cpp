@@ -483,6 +483,31 @@ TEST(GpuMapping, LavapipeGivesAColourStemsLanesToItsPixels) {
   EXPECT_EQ(dimension_0(p, 4), 3) << p.to_json();
 }
 
+// On a 7x7 image whose work-items each read 32 KB of weights or more (512 input channels x 16
+// columns) and whose columns still give each core two subgroups (512 channels: 32 work-items), a
+// work-item computes the whole image; with 160 output channels, or on 14x14, the tiles stay.
+TEST(GpuMapping, LavapipeTakesASmallImageWholeWhereItsWeightsOutgrowL1) {
+  const Target lavapipe = lavapipe_target();
+  auto pointwise = [](int64_t pixels, int64_t in, int64_t out) {
+    const std::string p = std::to_string(pixels);
+    return bind_program(
+        "function (I[H, W, C], K[C, D]) -> (O) { O[x, y, d : " + p + ", " + p +
+            ", D] = +(I[x, y, c] * K[c, d]); }",
+        {{"I", {DType::Float32, {pixels, pixels, in}}}, {"K", {DType::Float32, {in, out}}}});
+  };
+  auto small = pointwise(7, 512, 512);
+  auto lowered = lower(small, lavapipe);
+  const Schedule &s = lowered.steps.at(0).schedule;
+  EXPECT_EQ(s.tile_sizes, (std::vector<int64_t>{7, 7, 16, 1})) << s.to_json();
+  test::expect_lowered_matches_interp(small, lowered, 13, 1e-3, "whole 7x7x512 image a work-item");
+  const Schedule narrow = lower(pointwise(7, 512, 160), lavapipe).steps.at(0).schedule;
+  EXPECT_EQ(narrow.tile_sizes.at(1), 1) << narrow.to_json();
+  const Schedule short_slab = lower(pointwise(7, 256, 512), lavapipe).steps.at(0).schedule;
+  EXPECT_EQ(short_slab.tile_sizes.at(1), 1) << short_slab.to_json();
+  const Schedule larger = lower(pointwise(14, 512, 512), lavapipe).steps.at(0).schedule;
+  EXPECT_EQ(larger.tile_sizes.at(1), 1) << larger.to_json();
+}
+
 // lavapipe runs each work-group on one thread a core: a 1x1 convolution on 7x7x512 (32 x 7
 // work-items of 16 columns) would run 7 groups of 32, 4 on one core and 3 on the other; in groups
 // of 16 the cores get 7 each. On 14x14x256 (14 groups of 16) they are even already.
