@@ -418,9 +418,9 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
       // of 40 lanes idle) and, by 1-6%, on ResNet-50's 56x56 ones on 64 channels, so those keep
       // their columns on dimension 0. A stem on an image's colour channels (its innermost
       // reduction index shorter than a texel; not a pool or a depthwise convolution, whose input
-      // has the channels too) swaps where the other index's tiles fill whole
-      // subgroups: ResNet-50's 7x7 one on 112x112x64 16.6 -> 10.9 ms (Zen 4, per-kernel minima
-      // of 4 alternating profiles).
+      // has the channels too) swaps where the other index's tiles fill whole subgroups:
+      // ResNet-50's 7x7 one on 112x112x64 16.6 -> 10.9 ms (Zen 4, per-kernel minima of 4
+      // alternating profiles).
       int a = cols == 4 ? lanes_from(n, s, v, lanes) : -1;
       if (cols == 8 && n.indices.size() > n.outputs() && n.indices.back().extent < 4 &&
           reused_along(n, v)) {
