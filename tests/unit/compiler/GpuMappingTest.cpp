@@ -530,6 +530,31 @@ TEST(GpuMapping, LavapipeSpreadsWorkGroupsEvenlyOverItsThreads) {
   EXPECT_EQ(even.workgroup, (std::vector<int64_t>{64, 1})) << even.to_json();
 }
 
+// Elementwise on lavapipe: a work-item copies a texel (4 elements) of a contiguous index long
+// enough for the lanes, or the whole of one shorter than a subgroup (a padded image's 4 channels),
+// whose pixels then fill the lanes; an index of 4n + 2 elements keeps one a work-item.
+TEST(GpuMapping, LavapipeGivesAnElementwiseWorkItemATexelOrAShortRow) {
+  const Target lavapipe = lavapipe_target();
+  auto copy = [&](int64_t channels) {
+    return bind_program("function (I[H, W, C]) -> (O) { O = I * 2; }",
+                        {{"I", {DType::Float32, {9, 30, channels}}}});
+  };
+  auto wide = copy(64);
+  auto lowered = lower(wide, lavapipe);
+  const Schedule &s = lowered.steps.at(0).schedule;
+  EXPECT_EQ(s.tile_sizes, (std::vector<int64_t>{1, 1, 4})) << s.to_json();
+  test::expect_lowered_matches_interp(wide, lowered, 5, 0, "a copy of 64 channels");
+  auto rgba = copy(4);
+  lowered = lower(rgba, lavapipe);
+  const Schedule &r = lowered.steps.at(0).schedule;
+  EXPECT_EQ(r.tile_sizes, (std::vector<int64_t>{1, 1, 4})) << r.to_json();
+  const PlannedStep planned = plan_program(rgba, lavapipe).steps.at(0);
+  EXPECT_EQ(gpu_launch(planned.nest, planned.model).items[0], 30) << r.to_json();
+  test::expect_lowered_matches_interp(rgba, lowered, 6, 0, "a copy of 4 channels");
+  EXPECT_EQ(lower(copy(66), lavapipe).steps.at(0).schedule.tile_sizes,
+            (std::vector<int64_t>{1, 1, 1}));
+}
+
 // A SIMT GPU keeps 4x4 outputs per work-item in groups of 16x16 while that gives each compute unit
 // 128 work-items: with 132 units (an H200) a 49x2048 product computes 4x1 per work-item instead,
 // in the same groups (it stages its operands in local memory, which the whole group shares). A
