@@ -132,8 +132,9 @@ class UnrollForGroups : public IRMutator {
                     : For::make(op->var, op->min, op->extent, op->for_kind, body, op->gpu_dim);
     auto *min = as<IntImm>(op->min);
     auto *extent = as<IntImm>(op->extent);
-    if (op->for_kind != ForKind::Serial || !min || !extent || extent->value < 4 ||
-        extent->value % 4 != 0)
+    // Loops shorter than a group (an image's 3 colour channels, padded to 4) unroll whole.
+    if (op->for_kind != ForKind::Serial || !min || !extent || extent->value < 2 ||
+        (extent->value > 4 && extent->value % 4 != 0))
       return kept;
     CountAligned before(grouped_);
     before.visit_stmt(body);
@@ -144,7 +145,7 @@ class UnrollForGroups : public IRMutator {
     // faster; eight in a row rather than four, another 5%).
     size_t n = statements(body).size();
     bool updates = independent_updates(statements(body));
-    int64_t factor = updates && extent->value % 8 == 0 ? 8 : 4;
+    int64_t factor = extent->value < 4 ? extent->value : updates && extent->value % 8 == 0 ? 8 : 4;
     Type t = op->min->type;
     std::string outer =
         op->var + "#" + std::to_string(factor);  // '#' keeps it apart from the nest's names

@@ -98,6 +98,20 @@ bool worth_a_copy(const tile::BoundContraction &c, const BoundAccess &read,
   return false;
 }
 
+// Whether the innermost dimension of `read` (of a tensor of `shape`) is shorter than `texel` and
+// indexed by an index of `c` that is no output index: the channels of an image that a convolution
+// reduces.
+bool short_rows(const tile::BoundContraction &c, const BoundAccess &read,
+                const std::vector<int64_t> &shape, int64_t texel) {
+  if (texel <= 1 || shape.empty() || shape.back() >= texel || read.dims.size() != shape.size())
+    return false;
+  auto j = read.dims.back().plain_index();
+  if (!j) return false;
+  for (const auto &out : c.output.dims)
+    if (!(out.coeffs[*j] == Rational(0))) return false;
+  return true;
+}
+
 // The copy P[..., i_d + lo_d, ...] = =(X[..., i_d, ...]) of `x` (of type `t`) padded by `pads`.
 tile::BoundStatement padded_copy(const std::string &name, const std::string &x,
                                  const tile::TensorType &t, const Padding &pads,
@@ -127,7 +141,8 @@ tile::BoundStatement padded_copy(const std::string &name, const std::string &x,
 
 }  // namespace
 
-tile::BoundProgram pad_guarded_reads(const tile::BoundProgram &program, int64_t min_points) {
+tile::BoundProgram pad_guarded_reads(const tile::BoundProgram &program, int64_t min_points,
+                                     int64_t texel) {
   tile::BoundProgram out = program;
   out.statements.clear();
   // Tensor -> its padded copies and their padding.
@@ -146,11 +161,20 @@ tile::BoundProgram pad_guarded_reads(const tile::BoundProgram &program, int64_t 
     std::optional<Padding> pads[2];
     for (size_t i = 0; i < 2; ++i)
       pads[i] = overhang(c.inputs[i], out.type_of(c.inputs[i].tensor).shape, *box);
-    if (!pads[0] || !pads[1] || within(*pads[0]) == within(*pads[1])) continue;
-    const size_t g = within(*pads[0]) ? 1 : 0;  // the one input read past its edges
+    if (!pads[0] || !pads[1] || (!within(*pads[0]) && !within(*pads[1]))) continue;
+    bool widen[2];
+    for (size_t i = 0; i < 2; ++i)
+      widen[i] = short_rows(c, c.inputs[i], out.type_of(c.inputs[i].tensor).shape, texel);
+    // The one input read past its edges, else the one whose rows are short.
+    const size_t g = !within(*pads[0]) ? 0 : !within(*pads[1]) ? 1 : widen[0] ? 0 : 1;
+    if (within(*pads[g]) && !widen[g]) continue;
     const BoundAccess &read = c.inputs[g];
-    if (!worth_a_copy(c, read, *box, min_points)) continue;
+    if (!worth_a_copy(c, read, *box,
+                      widen[g] ? std::min(min_points, kTexelPadMinPoints) : min_points))
+      continue;
     const tile::TensorType &xt = out.type_of(read.tensor);
+    if (widen[g])
+      pads[g]->back().second = std::max(pads[g]->back().second, texel - xt.shape.back());
     double padded = 1;  // in double: a wild overhang must not overflow the count
     for (size_t d = 0; d < xt.shape.size(); ++d)
       padded *= double(xt.shape[d]) + double((*pads[g])[d].first) + double((*pads[g])[d].second);

@@ -114,7 +114,10 @@ struct DeviceProgram {
     if (backend.runs_kernels()) {
       const compiler::Target target = backend.target();
       program = compiler::subsample_strided_reads(whole);
-      if (target.pad_guarded_reads) program = compiler::pad_guarded_reads(program);
+      // A texel of four floats where the device reads float32 inputs by texels (GlslSource.h).
+      if (target.pad_guarded_reads)
+        program = compiler::pad_guarded_reads(program, compiler::kPadMinPoints,
+                                              target.grouped_read_limit > 0 ? 4 : 1);
       program = compiler::split_row_reductions(program, row_lanes(target));
     } else {
       program = whole;

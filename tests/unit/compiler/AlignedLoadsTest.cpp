@@ -81,6 +81,24 @@ TEST(AlignedLoads, RegisterUpdatesUnrollByEightWhereTheExtentAllows) {
       "k#8", 2, {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1});
 }
 
+// A loop shorter than a group (an image's 3 colour channels in rows widened to 4) unrolls whole:
+// A[8x + k] for k < 3 then reads components 0 to 2 of one group.
+TEST(AlignedLoads, ShortLoopsUnrollWholeWhereThatAlignsLoads) {
+  auto grouped = [](const std::string &b) { return b == "A" || b == "B"; };
+  Stmt three = update_loop(add(mul(var("x"), i32(8)), var("k")), 3);
+  Stmt unrolled = unroll_for_aligned_loads(three, grouped);
+  auto *block = as<Block>(unrolled);
+  ASSERT_TRUE(block);
+  ASSERT_EQ(block->stmts.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    auto *st = as<Store>(block->stmts[i]);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(as<IntImm>(st->index)->value, static_cast<int64_t>(i / 3)) << i;
+  }
+  Stmt two = update_loop(add(mul(var("x"), i32(7)), var("k")), 2);  // nothing aligns
+  EXPECT_EQ(unroll_for_aligned_loads(two, grouped), two);
+}
+
 TEST(AlignedLoads, LoopIsKeptWhereNothingMoreAligns) {
   auto grouped = [](const std::string &b) { return b == "A" || b == "B"; };
   Stmt odd = update_loop(add(mul(var("x"), i32(7)), var("k")));  // A[7x + k]: no residue known

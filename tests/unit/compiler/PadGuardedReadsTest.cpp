@@ -95,6 +95,34 @@ TEST(PadGuardedReads, OnlySumsOfProductsWithOneOperandReadPastItsEdges) {
   EXPECT_TRUE(unchanged("O[i : N] = +(X[i + k - 1] * W[k, 0]);"));
 }
 
+// Where a device reads texels of four floats, a convolution that reduces an image's 3 colour
+// channels reads a copy widened to 4 (zeros in the fourth), padded or not, which serves a padded
+// reader too; 8 channels, or channels that an output index reads (a depthwise convolution), stay.
+TEST(PadGuardedReads, ColourChannelsWidenToATexel) {
+  auto p = bound("function (X[N, H, W, C], K[3, 3, C, D], G[3, 3, C]) -> (A, B, E) {"
+                 "  A[n, i, j, d : N, H - 2, W - 2, D] = +(X[n, i + k, j + l, c] * K[k, l, c, d]);"
+                 "  B[n, i, j, d : N, H, W, D] = +(X[n, i + k - 1, j + l - 1, c] * K[k, l, c, d]);"
+                 "  E[n, i, j, c : N, H - 2, W - 2, C] = +(X[n, i + k, j + l, c] * G[k, l, c]); }",
+                 {{"X", {1, 8, 8, 3}}, {"K", {3, 3, 3, 5}}, {"G", {3, 3, 3}}});
+  // Without texels only the padded convolution reads a copy, of 3 channels.
+  auto padded = compiler::pad_guarded_reads(p, 1);
+  EXPECT_EQ(outputs_of(padded), (std::vector<std::string>{"A", "X_padded", "B", "E"}));
+  EXPECT_EQ(padded.type_of("X_padded").shape, (std::vector<int64_t>{1, 10, 10, 3}));
+  auto widened = compiler::pad_guarded_reads(p, 1, 4);
+  EXPECT_EQ(outputs_of(widened),
+            (std::vector<std::string>{"X_padded", "A", "X_padded_", "B", "E"}));
+  EXPECT_EQ(widened.type_of("X_padded").shape, (std::vector<int64_t>{1, 8, 8, 4}));
+  EXPECT_EQ(widened.type_of("X_padded_").shape, (std::vector<int64_t>{1, 10, 10, 4}));
+  EXPECT_EQ(contraction(widened, "A").inputs[0].tensor, "X_padded");
+  EXPECT_EQ(contraction(widened, "E").inputs[0].tensor, "X");
+  expect_same(p, widened, 7, "widened channels");
+  auto eight =
+      bound("function (X[N, H, W, C], K[3, 3, C, D]) -> (A) {"
+            "  A[n, i, j, d : N, H - 2, W - 2, D] = +(X[n, i + k, j + l, c] * K[k, l, c, d]); }",
+            {{"X", {1, 8, 8, 8}}, {"K", {3, 3, 8, 5}}});
+  EXPECT_EQ(outputs_of(compiler::pad_guarded_reads(eight, 1, 4)), outputs_of(eight));
+}
+
 // On lavapipe the cost model tiles a convolution's rows only where no guard bounds them: with the
 // padded copy, the 3x3 convolution's work-items compute several pixels each.
 TEST(PadGuardedReads, LavapipeTilesTheRowsOfAPaddedConvolution) {
