@@ -21,8 +21,8 @@ namespace tessera::compiler {
 inline constexpr int64_t kPadMinPoints = int64_t{1} << 24;
 
 /// Below this many points a copy made to widen an image's colour channels to a texel (`texel`
-/// below) costs more than it saves: MobileNetV2's stem (11 million points) ran 3.68 -> 1.55 ms on
-/// lavapipe reading 4-channel pixels by texels, plus 0.61 for the copy (Zen 4); small_resnet's (0.4
+/// below) costs more than it saves: MobileNetV2's stem (11 million points) ran 2.86 -> 1.07 ms on
+/// lavapipe reading 4-channel pixels by texels, plus 0.38 for the copy (Zen 4); small_resnet's (0.4
 /// million) takes 0.15 ms, most of it the launch, which a copy would pay again.
 inline constexpr int64_t kTexelPadMinPoints = int64_t{1} << 20;
 
