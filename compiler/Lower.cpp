@@ -162,6 +162,7 @@ ProgramPlan plan_program(const tile::BoundProgram &program, const Target &target
         TESSERA_INTERNAL_ASSERT(step.writes_whole_output, "part " + s.output + " not stored whole");
         store_in_place(step.nest, placed->second, program.type_of(placed->second.buffer).shape);
       }
+      step.nest.guards_in_taps = target.guards_in_taps;
       step.model = choose_schedule(step.nest, target);
     }
     touch_kernel_buffers(step, touched);

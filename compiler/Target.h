@@ -28,6 +28,12 @@ struct Target {
   /// A launch costs more than a few thousand points of arithmetic on one thread (lavapipe): runs of
   /// small steps become one kernel that one work-item runs (compiler/MergeSmallSteps.h).
   bool merge_small_steps = false;
+  /// A convolution's padding guards stay conditions of its taps' updates, the taps' loops running
+  /// whole (lavapipe): guards folded into loop bounds that vary from lane to lane make the taps'
+  /// variable, and with it the weights' index, differ between the lanes of a subgroup, and
+  /// llvmpipe then fetches the weights lane by lane where a uniform index is one load
+  /// (compiler/ApplySchedule.cpp).
+  bool guards_in_taps = false;
 
   // Finishing passes, run on every kernel after its schedule is applied.
   /// 32-bit index arithmetic wherever it provably fits: GPUs emulate or split 64-bit integers.

@@ -268,6 +268,7 @@ class VulkanBackend : public Backend {
     t.cpu_invocations = g_.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     t.pad_guarded_reads = t.cpu_invocations;
     t.merge_small_steps = t.cpu_invocations;
+    t.guards_in_taps = t.cpu_invocations;
     t.has_fp16 = g_.features.float16;
     t.has_fp64 = g_.features.float64;
     t.narrow_indices = true;

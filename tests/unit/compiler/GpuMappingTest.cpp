@@ -42,6 +42,7 @@ Target lavapipe_target() {  // Vulkan on a 2-core CPU: subgroups of 8 lanes
   t.cores = 2;
   t.subgroup_size = 8;
   t.cpu_invocations = true;
+  t.guards_in_taps = true;
   return t;
 }
 
@@ -481,6 +482,49 @@ TEST(GpuMapping, LavapipeGivesAColourStemsLanesToItsPixels) {
                            {{"I", {DType::Float32, {1, 33, 33, 64}}}});
   const Schedule p = lower(pool, lavapipe).steps.at(0).schedule;
   EXPECT_EQ(dimension_0(p, 4), 3) << p.to_json();
+}
+
+// lavapipe keeps a padded depthwise convolution's taps' loops whole (bounds that vary from lane
+// to lane would make the weights' index do so too), with its padding one condition around the
+// register tile's updates; elsewhere the guards become the taps' loop bounds.
+TEST(GpuMapping, LavapipeRunsPaddedTapsWholeUnderOneCondition) {
+  auto depthwise = bind_program(
+      "function (I[N, H, W, C], K[KH, KW, C]) -> (O) { O[n, x, y, c : N, 10, 10, C] = "
+      "+(I[n, x + i - 1, y + j - 1, c] * K[i, j, c]); }",
+      {{"I", {DType::Float32, {1, 10, 10, 16}}}, {"K", {DType::Float32, {3, 3, 16}}}});
+  struct Shape : IRVisitor {
+    int ifs = 0, serial = 0, whole = 0;
+    using IRVisitor::visit;
+    void visit(const IfThenElse *op) override {
+      ++ifs;
+      IRVisitor::visit(op);
+    }
+    void visit(const For *op) override {
+      if (op->for_kind == ForKind::Serial) {
+        ++serial;
+        auto *lo = as<IntImm>(op->min), *extent = as<IntImm>(op->extent);
+        whole += lo && lo->value == 0 && extent && extent->value == 3;
+      }
+      IRVisitor::visit(op);
+    }
+  };
+  Target lavapipe = lavapipe_target();
+  auto lowered = lower(depthwise, lavapipe);
+  const Schedule &s = lowered.steps.at(0).schedule;
+  ASSERT_GE(s.tile_sizes.at(3), 4) << s.to_json();  // a register tile of channels
+  Shape taps;
+  taps.visit_stmt(lowered.steps.at(0).kernel.body);
+  EXPECT_EQ(taps.serial, 2);
+  EXPECT_EQ(taps.whole, 2);
+  EXPECT_EQ(taps.ifs, 1) << print_stmt(lowered.steps.at(0).kernel.body);
+  test::expect_lowered_matches_interp(depthwise, lowered, 17, 1e-4, "padded depthwise, lavapipe");
+
+  lavapipe.guards_in_taps = false;
+  auto bounded = lower(depthwise, lavapipe);
+  Shape loops;
+  loops.visit_stmt(bounded.steps.at(0).kernel.body);
+  EXPECT_EQ(loops.whole, 0);
+  test::expect_lowered_matches_interp(depthwise, bounded, 17, 1e-4, "padded depthwise, bounds");
 }
 
 // On a 7x7 image whose work-items each read 32 KB of weights or more (512 input channels x 16
