@@ -25,7 +25,6 @@ using namespace ir_build;  // NOLINT: imm, var, bin, Op
 
 Expr conj(Expr a, Expr b) { return a ? bin(Op::And, a, b) : b; }
 
-// Iterations of an output index's tile loop, tiles of `size` points.
 // The names of the variables `e` reads.
 std::set<std::string> variables_of(const Expr &e) {
   class Names : public IRVisitor {
@@ -38,6 +37,7 @@ std::set<std::string> variables_of(const Expr &e) {
   return std::move(v.names);
 }
 
+// Iterations of an output index's tile loop, tiles of `size` points.
 int64_t tile_loop_count(const NestIndex &ix, int64_t size) { return (ix.extent + size - 1) / size; }
 
 // The output indices whose tile loops run in parallel under the normalized schedule `s`: the first
