@@ -283,9 +283,10 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
     for (size_t j = 0; j < r; ++j) defined[j] = tile[j] == 1;
     std::vector<bool> used(n.guards.size(), false);
     std::vector<std::pair<Expr, Expr>> bounds;  // per reduction loop: min, end
-    // guards_in_taps where a guard involves the innermost reduction loop (a depthwise
-    // convolution's or a pool's taps): a condition inside loops it does not involve (a
-    // convolution's channels) would split the loads of one texel into blocks of their own.
+    // Target::guards_in_taps applies where a guard involves the innermost reduction loop longer
+    // than 1 (the taps of a depthwise convolution or a pool). A convolution's condition would sit
+    // inside its channel loop, whose copies unrolled for texels (AlignedLoads.h) would each get
+    // a block of their own and fetch the texel again (the vulkan_conv2d golden).
     int innermost = -1;  // of the reduction loops longer than 1
     for (int j : reds)
       if (n.indices[j].extent > 1) innermost = j;

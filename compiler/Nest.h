@@ -41,9 +41,9 @@ struct ContractionNest {
   // `last_block` holds; before that the output element holds the partial sum. Null: the nest is the
   // whole reduction.
   Expr first_block, last_block;
-  /// Guards stay conditions of the reduction's updates instead of bounds of its loops
-  /// (Target::guards_in_taps), one condition around a register tile's updates where it involves
-  /// none of the tile's indices.
+  /// Where a guard involves the innermost reduction loop, guards stay conditions of the
+  /// reduction's updates instead of bounds of its loops (Target::guards_in_taps): one condition
+  /// around a register tile's updates where it involves none of the tile's indices.
   bool guards_in_taps = false;
 
   size_t outputs() const;

@@ -28,8 +28,9 @@ struct Target {
   /// A launch costs more than a few thousand points of arithmetic on one thread (lavapipe): runs of
   /// small steps become one kernel that one work-item runs (compiler/MergeSmallSteps.h).
   bool merge_small_steps = false;
-  /// A convolution's padding guards stay conditions of its taps' updates, the taps' loops running
-  /// whole (lavapipe): guards folded into loop bounds that vary from lane to lane make the taps'
+  /// A depthwise convolution's or a pool's padding guards stay conditions of its taps' updates,
+  /// the taps' loops running whole (lavapipe): guards folded into loop bounds that vary from lane
+  /// to lane make the taps'
   /// variable, and with it the weights' index, differ between the lanes of a subgroup
   /// (compiler/ApplySchedule.cpp; docs/tuning.md has the measurements).
   bool guards_in_taps = false;

@@ -486,7 +486,8 @@ TEST(GpuMapping, LavapipeGivesAColourStemsLanesToItsPixels) {
 
 // lavapipe keeps a padded depthwise convolution's taps' loops whole (bounds that vary from lane
 // to lane would make the weights' index do so too), with its padding one condition around the
-// register tile's updates; elsewhere the guards become the taps' loop bounds.
+// register tile's updates; a convolution over channels, and other devices, get the guards as the
+// taps' loop bounds.
 TEST(GpuMapping, LavapipeRunsPaddedTapsWholeUnderOneCondition) {
   auto depthwise = bind_program(
       "function (I[N, H, W, C], K[KH, KW, C]) -> (O) { O[n, x, y, c : N, 10, 10, C] = "
@@ -518,6 +519,18 @@ TEST(GpuMapping, LavapipeRunsPaddedTapsWholeUnderOneCondition) {
   EXPECT_EQ(taps.whole, 2);
   EXPECT_EQ(taps.ifs, 1) << print_stmt(lowered.steps.at(0).kernel.body);
   test::expect_lowered_matches_interp(depthwise, lowered, 17, 1e-4, "padded depthwise, lavapipe");
+
+  // A convolution over channels keeps the guards as its taps' bounds (a condition inside the
+  // channel loop would split its texels' loads).
+  auto conv = bind_program(
+      "function (I[N, H, W, C], K[KH, KW, C, D]) -> (O) { O[n, x, y, d : N, 10, 10, D] = "
+      "+(I[n, x + i - 1, y + j - 1, c] * K[i, j, c, d]); }",
+      {{"I", {DType::Float32, {1, 10, 10, 8}}}, {"K", {DType::Float32, {3, 3, 8, 32}}}});
+  auto regular = lower(conv, lavapipe);
+  Shape conv_loops;
+  conv_loops.visit_stmt(regular.steps.at(0).kernel.body);
+  EXPECT_EQ(conv_loops.whole, 0) << print_stmt(regular.steps.at(0).kernel.body);
+  test::expect_lowered_matches_interp(conv, regular, 17, 1e-4, "padded convolution, lavapipe");
 
   lavapipe.guards_in_taps = false;
   auto bounded = lower(depthwise, lavapipe);
