@@ -1,6 +1,7 @@
 // Turns a ContractionNest into loop IR under a Schedule: tile loops (the outermost parallel),
 // a register accumulator tile kept across the reduction loops, guards folded into reduction loop
-// bounds where their other variables are already fixed, vector and unrolled point loops. A padded
+// bounds where their other variables are already fixed (unless the nest keeps its taps' guards as
+// conditions: ContractionNest::guards_in_taps), vector and unrolled point loops. A padded
 // contraction is split into an interior and borders (SplitBorders.h); when its vector operand is
 // too big for one panel, the vector tile loop goes around all regions so they share one packed
 // panel. GPU schedules map onto work-groups (GpuMapping.h); with tiles_per_item a work-item first
