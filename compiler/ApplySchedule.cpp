@@ -25,18 +25,6 @@ using namespace ir_build;  // NOLINT: imm, var, bin, Op
 
 Expr conj(Expr a, Expr b) { return a ? bin(Op::And, a, b) : b; }
 
-// The names of the variables `e` reads.
-std::set<std::string> variables_of(const Expr &e) {
-  class Names : public IRVisitor {
-   public:
-    std::set<std::string> names;
-    using IRVisitor::visit;
-    void visit(const Var *op) override { names.insert(op->name); }
-  } v;
-  v.visit_expr(e);
-  return std::move(v.names);
-}
-
 // Iterations of an output index's tile loop, tiles of `size` points.
 int64_t tile_loop_count(const NestIndex &ix, int64_t size) { return (ix.extent + size - 1) / size; }
 
@@ -290,9 +278,10 @@ Stmt apply_region(const ContractionNest &n, const Schedule &schedule, bool allow
     int innermost = -1;  // of the reduction loops longer than 1
     for (int j : reds)
       if (n.indices[j].extent > 1) innermost = j;
-    bool taps_whole = false;
-    for (const auto &g : n.guards)
-      taps_whole |= n.guards_in_taps && innermost >= 0 && g.coeffs[innermost] != 0;
+    const bool taps_whole =
+        n.guards_in_taps && innermost >= 0 &&
+        std::any_of(n.guards.begin(), n.guards.end(),
+                    [&](const Inequality &g) { return g.coeffs[innermost] != 0; });
     for (int j : reds) {
       const NestIndex &ix = n.indices[j];
       Expr lo = imm(ix.lo), end = imm(ix.lo + ix.extent);

@@ -172,4 +172,15 @@ void BufferUses::visit(const Allocate *op) {
   IRVisitor::visit(op);
 }
 
+std::set<std::string> variables_of(const Expr &e) {
+  class Names : public IRVisitor {
+   public:
+    std::set<std::string> names;
+    using IRVisitor::visit;
+    void visit(const Var *op) override { names.insert(op->name); }
+  } v;
+  v.visit_expr(e);
+  return std::move(v.names);
+}
+
 }  // namespace tessera::compiler

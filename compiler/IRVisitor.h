@@ -32,4 +32,7 @@ class BufferUses : public IRVisitor {
   void visit(const Allocate *op) override;
 };
 
+/// The names of the variables `e` reads.
+std::set<std::string> variables_of(const Expr &e);
+
 }  // namespace tessera::compiler
