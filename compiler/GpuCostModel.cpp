@@ -388,9 +388,19 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
     // Register tile: rows x vecs explicit vectors (8 x 2 x float16 measured best on PoCL with
     // AVX-512: 16 accumulators, 2 operand vectors and a broadcast in 32 registers).
     int registers = target.vector_bits >= 512 ? 32 : 16;
+    // An odd vector count that 3 divides (144 channels: 9 of 16 lanes; 24: 3 of 8) takes 3 vectors
+    // where 32 registers hold 8 rows of them, not one: 8 accumulators left every FMA waiting on
+    // its broadcast. MobileNetV2's six such convolutions on PoCL 1.01 -> 0.69 ms together (each
+    // 0.63-0.79 of its time), Inception v3's three on 48 channels 0.48 -> 0.42 (Intel kind,
+    // per-kernel minima of 6 and 8 alternating profiles; the tuner had picked 3 vectors for one).
+    // Even counts keep 2: with 3 also where 3 divides them, MobileNetV2's 31 others ran level
+    // together (0.82-1.24 each).
     int vecs = 1;
-    if (width > 1 && (n.indices[v].extent / width) % 2 == 0) vecs = 2;
-    if (width > 1) s.tile_sizes[v] = width * vecs, s.unroll = vecs;
+    if (width > 1) {
+      int64_t per = n.indices[v].extent / width;
+      vecs = per % 2 == 0 ? 2 : per % 3 == 0 && registers >= 32 ? 3 : 1;
+      s.tile_sizes[v] = width * vecs, s.unroll = vecs;
+    }
     if (row >= 0) {
       int64_t max_rows = std::max(1, std::min(8, (registers - vecs - 2) / vecs));
       int64_t e = n.indices[row].extent;

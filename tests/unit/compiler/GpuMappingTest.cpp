@@ -219,6 +219,33 @@ TEST(GpuMapping, WideTargetsGetTallRegisterTilesOfVectors) {
   EXPECT_EQ(s.workgroup, (std::vector<int64_t>{16, 1}));
 }
 
+// An odd vector count that 3 divides (144 channels: 9 vectors of 16) takes 3 vectors a work-item
+// on a wide target with 32 registers, not one; an even count keeps 2, also where 3 divides it
+// (96: 6 vectors); the tiles compute what interp does.
+TEST(GpuMapping, WideTargetsTakeThreeVectorsOfAnOddCountThatThreeDivides) {
+  auto lowered = [](int64_t channels) {
+    auto bound = bind_program(
+        "function (I[N, H, W, C], K[C, D]) -> (O) { O[n, x, y, d : N, H, W, D] = +(I[n, x, y, c] "
+        "* K[c, d]); }",
+        {{"I", {DType::Float32, {1, 8, 8, 24}}}, {"K", {DType::Float32, {24, channels}}}});
+    return std::make_pair(bound, lower(bound, wide_target()));
+  };
+  for (auto [channels, vectors] : {std::pair<int64_t, int64_t>{144, 3}, {96, 2}, {16, 1}}) {
+    auto [bound, l] = lowered(channels);
+    const Schedule &s = l.steps.at(0).schedule;
+    EXPECT_EQ(s.vector_width, 16) << channels;
+    EXPECT_EQ(s.tile_sizes.at(3), 16 * vectors) << channels << ": " << s.to_json();
+    EXPECT_EQ(s.unroll, vectors) << channels;
+    EXPECT_EQ(s.tile_sizes.at(2), 8) << channels << ": " << s.to_json();  // rows along y
+    test::expect_lowered_matches_interp(bound, l, 21, 1e-4,
+                                        std::to_string(channels) + " channels on PoCL");
+  }
+  Target avx2 = wide_target();
+  avx2.vector_bits = 256;  // 16 registers: 3 vectors would leave 3 rows
+  auto bound = lowered(72).first;  // 9 vectors of 8
+  EXPECT_EQ(lower(bound, avx2).steps.at(0).schedule.unroll, 1);
+}
+
 // Padding bounds a convolution's rows with guards. A wide target (PoCL) still takes a tall tile
 // of them where the input is one broadcast value per row (a convolution) or the weights one
 // vector for every row (a depthwise convolution), not in a pool (its one operand has every
