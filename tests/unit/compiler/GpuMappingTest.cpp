@@ -191,16 +191,20 @@ TEST(GpuMapping, PanelSchedulesMatchInterp) {
                                       "matmul of 37 rows, tiles_per_item 4");
 }
 
+// A 1x1 convolution of an HxWxC image into D channels.
+tile::BoundProgram bind_pointwise(int64_t h, int64_t w, int64_t c, int64_t d) {
+  return bind_program(
+      "function (I[N, H, W, C], K[C, D]) -> (O) { O[n, x, y, d : N, H, W, D] = +(I[n, x, y, c] * "
+      "K[c, d]); }",
+      {{"I", {DType::Float32, {1, h, w, c}}}, {"K", {DType::Float32, {c, d}}}});
+}
+
 // PoCL runs a work-group's items in a loop on one core: 40 work-items (a 7x7 1x1 convolution into
 // 1280 channels, each item a panel and all 49 pixels of 32 channels) go in groups of 4, not 16
 // (3 groups: 32 items on one core, 8 on the other), while 64 keep their groups of 16.
 TEST(GpuMapping, WideTargetsSpreadWorkGroupsEvenlyOverCores) {
   auto schedule = [](int64_t channels) {
-    auto bound = bind_program(
-        "function (I[N, H, W, C], K[C, D]) -> (O) { O[n, x, y, d : N, H, W, D] = +(I[n, x, y, c] "
-        "* K[c, d]); }",
-        {{"I", {DType::Float32, {1, 7, 7, 320}}}, {"K", {DType::Float32, {320, channels}}}});
-    return lower(bound, wide_target()).steps.at(0).schedule;
+    return lower(bind_pointwise(7, 7, 320, channels), wide_target()).steps.at(0).schedule;
   };
   Schedule few = schedule(1280);
   EXPECT_EQ(few.tiles_per_item, 7) << few.to_json();
@@ -224,10 +228,7 @@ TEST(GpuMapping, WideTargetsGetTallRegisterTilesOfVectors) {
 // (96: 6 vectors); the tiles compute what interp does.
 TEST(GpuMapping, WideTargetsTakeThreeVectorsOfAnOddCountThatThreeDivides) {
   auto lowered = [](int64_t channels) {
-    auto bound = bind_program(
-        "function (I[N, H, W, C], K[C, D]) -> (O) { O[n, x, y, d : N, H, W, D] = +(I[n, x, y, c] "
-        "* K[c, d]); }",
-        {{"I", {DType::Float32, {1, 8, 8, 24}}}, {"K", {DType::Float32, {24, channels}}}});
+    auto bound = bind_pointwise(8, 8, 24, channels);
     return std::make_pair(bound, lower(bound, wide_target()));
   };
   for (auto [channels, vectors] : {std::pair<int64_t, int64_t>{144, 3}, {96, 2}, {16, 1}}) {
@@ -240,9 +241,10 @@ TEST(GpuMapping, WideTargetsTakeThreeVectorsOfAnOddCountThatThreeDivides) {
     test::expect_lowered_matches_interp(bound, l, 21, 1e-4,
                                         std::to_string(channels) + " channels on PoCL");
   }
+  // AVX2: 16 registers, where 3 vectors would leave 3 rows; 72 channels are 9 vectors of 8.
   Target avx2 = wide_target();
-  avx2.vector_bits = 256;  // 16 registers: 3 vectors would leave 3 rows
-  auto bound = lowered(72).first;  // 9 vectors of 8
+  avx2.vector_bits = 256;
+  auto bound = lowered(72).first;
   EXPECT_EQ(lower(bound, avx2).steps.at(0).schedule.unroll, 1);
 }
 
