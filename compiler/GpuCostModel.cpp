@@ -389,7 +389,7 @@ Schedule choose_gpu_schedule(const ContractionNest &n, const Target &target) {
     // AVX-512: 16 accumulators, 2 operand vectors and a broadcast in 32 registers).
     int registers = target.vector_bits >= 512 ? 32 : 16;
     // An odd vector count that 3 divides (144 channels: 9 of 16 lanes; 24: 3 of 8) takes 3 vectors
-    // where 32 registers hold 8 rows of them, not one: 8 accumulators left every FMA waiting on
+    // instead of 1 where 32 registers hold 8 rows of 3: with 8 accumulators every FMA waited on
     // its broadcast. MobileNetV2's six such convolutions on PoCL 1.01 -> 0.69 ms together (each
     // 0.63-0.79 of its time), Inception v3's three on 48 channels 0.48 -> 0.42 (Intel kind,
     // per-kernel minima of 6 and 8 alternating profiles; the tuner had picked 3 vectors for one).

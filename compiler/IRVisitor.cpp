@@ -1,5 +1,7 @@
 #include "compiler/IRVisitor.h"
 
+#include <utility>
+
 #include "compiler/IRMutator.h"
 
 namespace tessera::compiler {

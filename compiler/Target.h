@@ -30,9 +30,8 @@ struct Target {
   bool merge_small_steps = false;
   /// A depthwise convolution's or a pool's padding guards stay conditions of its taps' updates,
   /// the taps' loops running whole (lavapipe): guards folded into loop bounds that vary from lane
-  /// to lane make the taps'
-  /// variable, and with it the weights' index, differ between the lanes of a subgroup
-  /// (compiler/ApplySchedule.cpp; docs/tuning.md has the measurements).
+  /// to lane make the taps' variable, and with it the weights' index, differ between the lanes of
+  /// a subgroup (compiler/ApplySchedule.cpp; docs/tuning.md has the measurements).
   bool guards_in_taps = false;
 
   // Finishing passes, run on every kernel after its schedule is applied.
