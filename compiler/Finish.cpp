@@ -12,6 +12,10 @@
 namespace tessera::compiler {
 
 Kernel finish_kernel(Kernel kernel, const Target &target) {
+  if (target.panel_prefetch_bytes > 0)
+    for (auto &p : kernel.params)
+      if (p.constant_panel && !p.is_output)
+        p.prefetch_ahead = target.panel_prefetch_bytes / tile::dtype_size(p.dtype);
   if (target.narrow_indices) kernel = narrow_indices(kernel);
   if (target.unswitch_guards)
     kernel.body = unswitch_invariant_guards(kernel.body, wide_vector_target(target));

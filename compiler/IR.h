@@ -262,9 +262,13 @@ struct BufferParam {
   bool is_output;
   /// Read by aligned groups of four elements (Target::grouped_read_limit; set by finish_kernel).
   bool grouped_reads = false;
-  /// Elements ahead of each contiguous read that a CPU backend prefetches into L2: the next
-  /// reduction block of a constant panel (ApplySchedule.cpp); 0: none.
+  /// Elements ahead of each contiguous read that the backend prefetches into L2; 0: none. On
+  /// `cpu` the next reduction block of a constant panel (ApplySchedule.cpp), at every read; in
+  /// OpenCL C only in the first iteration of the serial loops around the read (the first row tile
+  /// of a register-tiled kernel: later passes find the panel in cache; Target::panel_prefetch_bytes).
   int64_t prefetch_ahead = 0;
+  /// A constant panel (compiler/ConstantPanel.h): weights packed once, read by every work-item.
+  bool constant_panel = false;
 };
 
 /// One kernel: a body over its buffer parameters. What the runtime launches.

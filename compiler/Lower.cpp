@@ -41,6 +41,7 @@ Kernel make_kernel(const tile::BoundProgram &p, const std::string &name, Stmt bo
           if (c.name == b) panel = &c;
       if (panel) {
         k.params.push_back({b, panel->dtype, panel->elements(), false});
+        k.params.back().constant_panel = true;
         if (auto it = constants->prefetch_ahead.find(b); it != constants->prefetch_ahead.end())
           k.params.back().prefetch_ahead = it->second;
         continue;

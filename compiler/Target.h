@@ -33,6 +33,11 @@ struct Target {
   /// to lane make the taps' variable, and with it the weights' index, differ between the lanes of
   /// a subgroup (compiler/ApplySchedule.cpp; docs/tuning.md has the measurements).
   bool guards_in_taps = false;
+  /// > 0: kernels prefetch this many bytes ahead of their reads of constant panels in their first
+  /// row tile (OpenCL on a CPU, PoCL): each work-item's first pass over its weights panel
+  /// otherwise waits on L3 with the hardware prefetchers behind; the later passes hit L1 or L2.
+  /// `cpu` prefetches by reduction blocks instead (ApplySchedule.cpp).
+  int64_t panel_prefetch_bytes = 0;
 
   // Finishing passes, run on every kernel after its schedule is applied.
   /// 32-bit index arithmetic wherever it provably fits: GPUs emulate or split 64-bit integers.

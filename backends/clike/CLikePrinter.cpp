@@ -1,5 +1,6 @@
 #include "backends/clike/CLikePrinter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -87,11 +88,51 @@ const compiler::Ramp *dense_ramp(const Expr &index) {
 
 std::string braced(const std::string &s) { return "(" + s + ")"; }
 
+// The contiguous vector reads of the buffers in `ahead` in a loop's body, outside the loops nested
+// in it: where that loop prefetches.
+class PrefetchedReads : public compiler::IRVisitor {
+ public:
+  explicit PrefetchedReads(const std::map<std::string, int64_t> &ahead) : ahead_(ahead) {}
+  std::vector<const compiler::Load *> reads;
+  using IRVisitor::visit;
+  void visit(const compiler::For *op) override { (void)op; }
+  void visit(const compiler::Load *op) override {
+    if (op->type.lanes > 1 && ahead_.count(op->buffer) && dense_ramp(op->index))
+      reads.push_back(op);
+    IRVisitor::visit(op);
+  }
+
+ private:
+  const std::map<std::string, int64_t> &ahead_;
+};
+
 }  // namespace
 
 CLikePrinter::CLikePrinter(Dialect &dialect, const std::vector<compiler::BufferParam> &params)
     : dialect_(dialect) {
-  for (const auto &p : params) buffers_[identifier(p.name)] = {p.dtype, true};
+  for (const auto &p : params) {
+    buffers_[identifier(p.name)] = {p.dtype, true};
+    if (p.prefetch_ahead > 0) prefetch_ahead_[p.name] = p.prefetch_ahead;
+  }
+}
+
+void CLikePrinter::prefetch(const compiler::For &loop) {
+  PrefetchedReads found(prefetch_ahead_);
+  found.visit_stmt(loop.body);
+  std::vector<std::string> lines;
+  for (const compiler::Load *l : found.reads) {
+    std::string base = scalar(dense_ramp(l->index)->base, 0) + " + " +
+                       std::to_string(prefetch_ahead_.at(l->buffer)) + "L";
+    std::string text = dialect_.prefetch(identifier(l->buffer), base);
+    if (!text.empty() && std::find(lines.begin(), lines.end(), text) == lines.end())
+      lines.push_back(text);
+  }
+  if (lines.empty()) return;
+  std::string first;  // the enclosing serial loops at their first iteration
+  for (const auto &[v, lo] : serial_loops_) first += (first.empty() ? "" : " && ") + v + " == " + lo;
+  if (!first.empty()) line("if (" + first + ") {");
+  for (const auto &text : lines) line((first.empty() ? "" : "  ") + text);
+  if (!first.empty()) line("}");
 }
 
 namespace {
@@ -769,7 +810,11 @@ void CLikePrinter::stmt(const Stmt &s) {
       vars_[f->var].push_back({t, false});
       ++indent_;
       blocks_.push_back({v});
+      if (!prefetch_ahead_.empty()) prefetch(*f);
+      bool serial = f->for_kind == compiler::ForKind::Serial;
+      if (serial) serial_loops_.push_back({v, lo});
       stmt(f->body);
+      if (serial) serial_loops_.pop_back();
       blocks_.pop_back();
       --indent_;
       vars_[f->var].pop_back();

@@ -98,6 +98,12 @@ class Dialect {
   /// unsigned integer, converted with cast_to.
   virtual std::string gpu_id(GpuId::Kind kind, int dim) const = 0;
   virtual std::string barrier() const = 0;
+  /// The statement prefetching the element at `address` of global `buffer` into the cache, or ""
+  /// for none (BufferParam::prefetch_ahead).
+  virtual std::string prefetch(const std::string &buffer, const std::string &address) const {
+    (void)buffer, (void)address;
+    return "";
+  }
   virtual std::string local_qualifier() const = 0;
 };
 
@@ -171,6 +177,9 @@ class CLikePrinter {
               const std::function<std::string(int lane, const std::string &value)> &store_line);
   void line(const std::string &text) { out_ += std::string(2 * indent_, ' ') + text + "\n"; }
   void nested(const compiler::Stmt &s);
+  /// At the top of `loop`'s body, the prefetches of the contiguous reads of buffers with a
+  /// prefetch_ahead directly in it, in the first iteration of the serial loops around it only.
+  void prefetch(const compiler::For &loop);
   /// Whether `name` is already declared in the innermost C block (so a redeclaration needs a
   /// block).
   bool declared_here(const std::string &name) const { return blocks_.back().count(name) > 0; }
@@ -178,6 +187,8 @@ class CLikePrinter {
   Dialect &dialect_;
   std::map<std::string, Buffer> buffers_;
   std::map<std::string, std::vector<VarInfo>> vars_;  // a stack per name (shadowing)
+  std::map<std::string, int64_t> prefetch_ahead_;       // buffer (IR name) -> elements ahead
+  std::vector<std::pair<std::string, std::string>> serial_loops_;  // printed var, lower bound
   std::vector<std::set<std::string>> blocks_{{}};
   std::vector<std::string> locals_;
   std::string out_;

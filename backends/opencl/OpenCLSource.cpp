@@ -55,6 +55,11 @@ class OpenCLDialect : public clike::Dialect {
       return "vstore_half_rte(" + value + ", " + index + ", " + buffer + ");";
     return Dialect::store(buffer, t, global, index, value);
   }
+  // clang's builtin (PoCL's prefetch() compiles to nothing): read, keep in L2 and outward. A
+  // prefetch past a buffer's end is a hint, never a fault.
+  std::string prefetch(const std::string &buffer, const std::string &address) const override {
+    return "__builtin_prefetch(" + buffer + " + " + address + ", 0, 2);";
+  }
   std::string vector_load(const std::string &buffer, int lanes,
                           const std::string &base) const override {
     return "vload" + std::to_string(lanes) + "(0, " + buffer + " + " + base + ")";

@@ -366,6 +366,13 @@ TEST(GpuMapping, WideTargetsReadConstantWeightsFromFilledPanels) {
     EXPECT_EQ(body.find("pack_B"), std::string::npos) << c.name << ": a copy\n" << body;
     test::expect_lowered_matches_interp(bound, lowered, 12, 1e-4, c.name);
     EXPECT_TRUE(lower(bound, simt_target(), constant_b).steps.at(0).panels.empty()) << c.name;
+    // PoCL's kernels prefetch their panels 2 KB ahead (512 floats), no other parameter.
+    Target pocl = wide_target();
+    pocl.panel_prefetch_bytes = 2048;
+    auto prefetching = lower(bound, pocl, constant_b);
+    for (const auto &p : prefetching.steps.at(0).kernel.params)
+      EXPECT_EQ(p.prefetch_ahead, p.name == step.panels[0].name ? 512 : 0) << c.name << p.name;
+    for (const auto &p : step.kernel.params) EXPECT_EQ(p.prefetch_ahead, 0) << c.name << p.name;
   }
 }
 

@@ -156,5 +156,47 @@ TEST(OpenCLSource, GpuLoopsAreIdsAndConstantIndexArraysAreRegisters) {
       "}\n");
 }
 
+// A panel with prefetch_ahead (PoCL: Target::panel_prefetch_bytes) is prefetched at the top of the
+// innermost loop that reads it, once per distinct address, and only in the first iteration of the
+// serial loops around that one (the first row tile: later ones find the panel in cache); a buffer
+// without it is never prefetched.
+TEST(OpenCLSource, PanelsArePrefetchedInTheFirstRowTileOnly) {
+  Type f{DType::Float32, 1};
+  Expr row = Ramp::make(Binary::make(Binary::Op::Mul, var("r"), i32(16)), i32(1), 16);
+  Expr panel = Load::make(f, "P", Ramp::make(Binary::make(Binary::Op::Mul, var("k"), i32(16)),
+                                             i32(1), 16));
+  Expr a = Broadcast::make(Load::make(f, "A", var("k")), 16);
+  Expr b = Load::make(f, "B", Ramp::make(Binary::make(Binary::Op::Mul, var("k"), i32(16)),
+                                         i32(1), 16));
+  // O[r] = P[k] * A[k] + P[k] * B[k], twice the same panel vector and another input's.
+  Stmt update = Store::make(
+      "O", row,
+      Binary::make(Binary::Op::Add, Binary::make(Binary::Op::Mul, panel, a),
+                   Binary::make(Binary::Op::Mul, panel, b)));
+  Stmt body = For::make("r", i32(0), i32(3), ForKind::Serial,
+                        For::make("k", i32(0), i32(4), ForKind::Serial, update));
+  BufferParam p{"P", DType::Float32, 64, false};
+  p.constant_panel = true;
+  p.prefetch_ahead = 512;
+  Kernel k{"pf",
+           {{"O", DType::Float32, 48, true},
+            {"A", DType::Float32, 4, false},
+            {"B", DType::Float32, 64, false},
+            p},
+           body};
+  std::string src = kernel_source(k).source;
+  EXPECT_NE(src.find("  for (int r = 0; r < 3; ++r) {\n"
+                     "    for (int k = 0; k < 4; ++k) {\n"
+                     "      if (r == 0) {\n"
+                     "        __builtin_prefetch(P + (k * 16) + 512L, 0, 2);\n"
+                     "      }\n"),
+            std::string::npos)
+      << src;
+  size_t first = src.find("__builtin_prefetch");
+  EXPECT_EQ(src.find("__builtin_prefetch", first + 1), std::string::npos) << src;  // once
+  k.params.back().prefetch_ahead = 0;
+  EXPECT_EQ(kernel_source(k).source.find("prefetch"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera::opencl
